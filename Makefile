@@ -1,0 +1,45 @@
+# nfs-tuner: `make run` starts the app, `make test` runs every test.
+VENV      := .venv
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+PYTEST_ARGS ?=
+PROFILE   ?= gigabit
+MTU       ?= 9000
+
+.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu screenshots clean
+
+$(STAMP): pyproject.toml
+	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
+	if [ ! -x $(PY) ]; then echo "make: creating $(VENV) with $$py"; "$$py" -m venv $(VENV) || { \
+		echo "make: '$$py -m venv' failed; on Debian/Ubuntu install python3-venv (or python3.12-venv)" >&2; exit 1; }; fi
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/nfs-tuner
+
+system-deps:
+	@sh tests/system-deps.sh
+
+test: system-deps $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# The local NFS lab: three User-Mode Linux hosts in a private network namespace.
+lab-up: $(STAMP)
+	$(PY) -m tests.lab up --profile $(PROFILE)
+
+lab-down: $(STAMP)
+	$(PY) -m tests.lab down
+
+lab-status: $(STAMP)
+	$(PY) -m tests.lab status
+
+# Set the lab switch's MTU (1500 makes an MTU black hole for hosts asked for 9000).
+lab-mtu: $(STAMP)
+	$(PY) -m tests.lab mtu $(MTU)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,1 @@
+"""Qt-free experiments: workload specs, the embedded load agent, sweep strategies, statistics."""

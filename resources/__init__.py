@@ -1,0 +1,1 @@
+"""Icons, style sheets and snippet templates, loaded with importlib.resources."""

@@ -1,0 +1,1 @@
+"""nfs-tuner's PySide6 face: wizard pages, live plots, session browser."""
