@@ -22,6 +22,8 @@ class Sample:
     lat_p99_ms: float = 0.0
     lat_max_ms: float = 0.0
     errors: int = 0
+    phase: str = ""  # the workload's phase, e.g. "create", "stat" (small files)
+    count: int | None = None  # dir_scaling: entries in the directory at the interval's end
 
     @property
     def throughput_bps(self) -> float:

@@ -1,22 +1,46 @@
-"""Start the desktop application."""
+"""Start the desktop application: one asyncio loop, run inside Qt by qasync."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import sys
 
-from app.paths import resolve_db_path
+from app.paths import log_dir, resolve_db_path
+
+
+def _log_to_file() -> None:
+    path = log_dir() / "nfs-tuner.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
 
 
 def run_gui(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
+    from qasync import QEventLoop
 
     from ui.main_window import MainWindow
+    from ui.theme import apply_app_style
 
+    _log_to_file()
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(qapp, QApplication)
     qapp.setApplicationName("nfs-tuner")
     qapp.setOrganizationName("nfs-tuner")
     qapp.setDesktopFileName("io.github.nfs_tuner.NfsTuner")
+    apply_app_style(qapp)
+    loop = QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
     window = MainWindow(db_path=resolve_db_path(args.db))
+    window.crash.install()
+    # An exception in a task or callback is a bug like any other: same dialog, same revert.
+    loop.set_exception_handler(
+        lambda _loop, ctx: window.crash.handle(type(e), e, e.__traceback__)
+        if isinstance(e := ctx.get("exception"), BaseException) else logging.error("%s", ctx.get("message")))
     window.show()
-    return qapp.exec()
+    with loop:
+        return int(loop.run_forever() or 0)

@@ -1,28 +1,111 @@
-"""The application's main window (the wizard takes its place as it lands)."""
+"""The application's main window: the wizard, the core's messages, and a safe exit."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from app import __version__
+from app.events import Level, Message
+from ui.async_tasks import spawn
+from ui.bridge import Bridge
+from ui.core_api import CoreApi
+from ui.core_factory import make_core
+from ui.crash import CrashHandler
+from ui.message_banner import MessageBanner
+from ui.wizard import TuningWizard
+
+log = logging.getLogger(__name__)
+MIN_SIZE = (1024, 700)
+DEFAULT_SIZE = (1280, 800)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, core: CoreApi | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
         self.db_path = db_path
+        demo = False
+        if core is None:
+            core, demo = make_core(db_path)
+        self.core = core
+        self.settings = settings or QSettings()
         self.setWindowTitle(f"nfs-tuner {__version__}")
+        self.bridge = Bridge(core.bus, parent=self)
+        self.banner = MessageBanner(core.log_path, self)
+        self.wizard = TuningWizard(core, self.bridge, self)
+        self.wizard.setWindowFlags(Qt.WindowType.Widget)  # a dialog class, embedded
+        self.wizard.sessionFinished.connect(lambda: self.statusBar().showMessage("Session saved.", 5000))
         body = QWidget(self)
         layout = QVBoxLayout(body)
-        title = QLabel("<h2>nfs-tuner</h2>", body)
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        info = QLabel(f"Sessions are kept in {db_path}", body)
-        info.setObjectName("dbPathLabel")
-        info.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(title)
-        layout.addWidget(info)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.wizard, 1)
         self.setCentralWidget(body)
-        self.resize(1280, 800)
+
+        db_label = QLabel(f"Sessions are kept in {db_path}", self)
+        db_label.setObjectName("dbPathLabel")
+        db_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.statusBar().addPermanentWidget(db_label)
+        if demo:
+            demo_label = QLabel("Demo core: simulated hosts, nothing is changed anywhere.", self)
+            demo_label.setObjectName("demoLabel")
+            self.statusBar().addWidget(demo_label)
+
+        self.bridge.message.connect(self.show_message)
+        self.crash = CrashHandler(self, core.revert_all, core.log_path)
+        self.close_question: QMessageBox | None = None
+        self._may_close = False
+        self.setMinimumSize(*MIN_SIZE)
+        self.resize(*DEFAULT_SIZE)
+        geometry = self.settings.value("mainWindow/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+
+    def show_message(self, message: Message) -> None:
+        if message.level is Level.ERROR:
+            log.error("%s %s", message.text, message.detail)
+        self.banner.show_message(message)
+
+    # --- closing: never leave a host changed ---
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.core.running and not self._may_close:
+            event.ignore()
+            self.ask_close()
+            return
+        self.settings.setValue("mainWindow/geometry", self.saveGeometry())
+        self.settings.sync()
+        self.bridge.close()
+        self.crash.uninstall()
+        event.accept()
+
+    def ask_close(self) -> None:
+        if self.close_question is not None and self.close_question.isVisible():
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "A run is in progress",
+                          "Quit now? The run stops and every change made on the hosts is put back first.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setObjectName("closeQuestion")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.button(QMessageBox.StandardButton.Yes).setText("&Revert and quit")
+        box.button(QMessageBox.StandardButton.No).setText("&Keep running")
+        box.finished.connect(lambda _r: box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
+                             and self._revert_then_close())
+        self.close_question = box
+        box.open()
+
+    def _revert_then_close(self) -> None:
+        self.statusBar().showMessage("Stopping the run and putting every change back…")
+        self.setEnabled(False)
+        spawn(self._revert_and_close())
+
+    async def _revert_and_close(self) -> None:
+        try:
+            await self.core.cancel_and_revert()
+        finally:
+            self._may_close = True
+            self.setEnabled(True)
+            self.close()

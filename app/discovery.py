@@ -1,0 +1,96 @@
+"""Discovering hosts: privilege probe plus one gather script per host, hosts concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts
+from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer
+from app.hosts.privilege import PrivilegeMode, sudo_commands_for, sudoers_line
+from app.hosts.ssh_config import config_hosts
+
+GATHER_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """One host's outcome: facts, or the typed error that stopped discovery."""
+
+    host: str
+    facts: HostFacts | None
+    error: HostError | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.facts is not None
+
+
+async def _gather(conn: HostConnection, sudo: bool) -> HostFacts:
+    result = await conn.run(["sh", "-s"], sudo=sudo, input=GATHER_SCRIPT, timeout=GATHER_TIMEOUT)
+    return build_host_facts(conn.name, result.stdout)
+
+
+async def discover_host(conn: HostConnection) -> HostFacts:
+    """Two round trips: who may do what, then every fact at once.
+
+    With sudo the script also reads root-only files (NFSv4 client records); if a
+    narrow sudoers rule refuses ``sh``, the facts are read as the login user instead.
+    """
+    priv = await conn.privilege()
+    use_sudo = priv.can_change and not priv.is_root
+    facts = await _gather(conn, use_sudo)
+    if use_sudo and "the discovery script's output was cut short" in facts.problems:
+        facts = await _gather(conn, False)
+    line = "" if priv.can_change else sudoers_line(priv.user, sudo_commands_for(facts.tools))
+    return dataclasses.replace(
+        facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line
+    )
+
+
+async def discover_one(pool: HostPool, name: str) -> Discovery:
+    start = time.perf_counter()
+    try:
+        facts = await discover_host(pool.get(name))
+    except HostError as exc:
+        return Discovery(name, None, exc, time.perf_counter() - start)
+    return Discovery(name, facts, None, time.perf_counter() - start)
+
+
+async def discover_many(pool: HostPool, names: Iterable[str]) -> list[Discovery]:
+    """Discover every host concurrently; results in the order given (duplicates once)."""
+    order = list(dict.fromkeys(names))
+    return list(await asyncio.gather(*(discover_one(pool, n) for n in order)))
+
+
+def require_server(facts: HostFacts) -> None:
+    """Raise NotAnNfsServer unless the host runs nfsd with threads and exports."""
+    if not facts.nfsd.running:
+        raise NotAnNfsServer(facts.host, "no /proc/fs/nfsd: the nfsd kernel service is not loaded")
+    if not facts.nfsd.threads:
+        raise NotAnNfsServer(facts.host, "nfsd has 0 threads: the NFS server is stopped")
+    if not facts.exports:
+        raise NotAnNfsServer(facts.host, "nothing is exported (exportfs -v is empty)")
+
+
+def require_client(facts: HostFacts) -> None:
+    """Raise NoPython3 when the load agent cannot run on this client."""
+    if not facts.python3.usable_for_agent:
+        raise NoPython3(facts.host)
+
+
+def read_only_hint(facts: HostFacts) -> str:
+    """What the admin could do so nfs-tuner may change this host's tunables."""
+    if facts.privilege == PrivilegeMode.READ_ONLY.value:
+        return f"read-only on this host; to allow changes add with visudo: {facts.sudoers_line}"
+    return ""
+
+
+def hosts_from_ssh_config(config_file: Path | None = None) -> list[str]:
+    """Concrete Host aliases of an SSH config, to pick from."""
+    return config_hosts(config_file)

@@ -1,0 +1,159 @@
+"""Pure parsers for host basics: OS, kernel, CPU, memory, NICs, python3, tools.
+
+Every parser takes text and returns ``Parsed``; odd input becomes a problem note,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from app.facts.model import Nic, OsInfo, Parsed, Python3
+
+
+def to_int(text: str | None) -> int | None:
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_os_release(text: str) -> Parsed[OsInfo]:
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, raw = line.partition("=")
+        if not sep or not key.strip() or key.strip().startswith("#"):
+            continue
+        try:
+            parts = shlex.split(raw)
+            value = parts[0] if parts else ""
+        except ValueError:
+            value = raw.strip().strip("\"'")
+        values[key.strip()] = value
+    if not values:
+        return Parsed(OsInfo(), ("/etc/os-release is missing or empty",))
+    return Parsed(
+        OsInfo(
+            id=values.get("ID", ""),
+            name=values.get("NAME", ""),
+            version_id=values.get("VERSION_ID", ""),
+            pretty_name=values.get("PRETTY_NAME", ""),
+        )
+    )
+
+
+def parse_uname(text: str) -> Parsed[tuple[str, str, str]]:
+    """(hostname, kernel release, machine) from ``uname -n; uname -r; uname -m``."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    got = (lines + ["", "", ""])[:3]
+    problems = () if all(got) else ("uname output incomplete",)
+    return Parsed((got[0], got[1], got[2]), problems)
+
+
+def parse_int_section(text: str, what: str) -> Parsed[int | None]:
+    value = to_int(text.strip().splitlines()[0] if text.strip() else None)
+    return Parsed(value, () if value is not None else (f"could not read {what}",))
+
+
+def parse_meminfo(text: str) -> Parsed[int | None]:
+    """MemTotal in KiB."""
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            value = to_int(line.split()[1] if len(line.split()) > 1 else None)
+            if value is not None:
+                return Parsed(value)
+    return Parsed(None, ("could not read MemTotal from /proc/meminfo",))
+
+
+def parse_nics(ip_json: str, net_sys: str) -> Parsed[tuple[Nic, ...]]:
+    """Merge ``ip -j addr`` (addresses) with /sys/class/net (mtu, speed, state)."""
+    problems: list[str] = []
+    addrs: dict[str, list[str]] = {}
+    base: dict[str, dict[str, Any]] = {}
+    if ip_json.strip():
+        try:
+            data = json.loads(ip_json)
+        except ValueError:
+            data = None
+            problems.append("could not parse `ip -j addr` output")
+        for link in data if isinstance(data, list) else []:
+            if not isinstance(link, dict) or not isinstance(link.get("ifname"), str):
+                continue
+            name = link["ifname"]
+            base[name] = {
+                "mtu": link.get("mtu") if isinstance(link.get("mtu"), int) else None,
+                "state": str(link.get("operstate", "")).lower(),
+                "mac": str(link.get("address", "")),
+            }
+            for info in link.get("addr_info") or []:
+                if isinstance(info, dict) and info.get("local"):
+                    addrs.setdefault(name, []).append(f"{info['local']}/{info.get('prefixlen', '')}")
+    order = list(base)
+    sysfs: dict[str, dict[str, Any]] = {}
+    for line in net_sys.splitlines():
+        parts = line.split("|")
+        if len(parts) != 5 or not parts[0]:
+            if line.strip():
+                problems.append(f"odd /sys/class/net line: {line[:80]!r}")
+            continue
+        name, mtu, speed, state, mac = parts
+        speed_val = to_int(speed)
+        sysfs[name] = {
+            "mtu": to_int(mtu),
+            "speed": speed_val if speed_val is not None and speed_val > 0 else None,
+            "state": state.strip(),
+            "mac": mac.strip(),
+        }
+        if name not in order:
+            order.append(name)
+    if not order:
+        problems.append("no network interfaces found")
+    nics = []
+    for name in order:
+        b, s = base.get(name, {}), sysfs.get(name, {})
+        nics.append(
+            Nic(
+                name=name,
+                mtu=s.get("mtu") if s.get("mtu") is not None else b.get("mtu"),
+                speed_mbps=s.get("speed"),
+                state=s.get("state") or b.get("state", ""),
+                mac=s.get("mac") or b.get("mac", ""),
+                addresses=tuple(addrs.get(name, ())),
+            )
+        )
+    return Parsed(tuple(nics), tuple(problems))
+
+
+def parse_python3(text: str) -> Parsed[Python3]:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return Parsed(Python3(), ("python3 not found",))
+    path = lines[0]
+    version = lines[1] if len(lines) > 1 and re.fullmatch(r"\d+\.\d+(\.\d+)?", lines[1]) else ""
+    return Parsed(Python3(path, version), () if version else ("python3 found but did not run",))
+
+
+_NFS_UTILS = (
+    re.compile(r"nfs-utils[ -](\d+(?:\.\d+)+)"),
+    re.compile(r"^dpkg nfs-(?:common|kernel-server) (?:\d+:)?(\d+(?:\.\d+)+)", re.M),
+)
+
+
+def parse_nfs_utils(text: str) -> Parsed[str]:
+    for pattern in _NFS_UTILS:
+        match = pattern.search(text)
+        if match:
+            return Parsed(match.group(1))
+    return Parsed("", ("nfs-utils version unknown (mount.nfs, dpkg and rpm did not say)",))
+
+
+def parse_tools(text: str) -> Parsed[dict[str, str]]:
+    tools: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, path = line.strip().partition(" ")
+        if name:
+            tools[name] = path.strip()
+    return Parsed(tools)

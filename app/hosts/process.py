@@ -1,0 +1,125 @@
+"""Results of remote commands and the handle for streamed ones."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import asyncssh
+
+from app.hosts.errors import CommandTimeout, ConnectionLost
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_status: int | None  # None: killed by a signal or the channel closed early
+    stdout: str
+    stderr: str
+    argv: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+class RemoteProcess:
+    """A remote command whose stdin/stdout stream while it runs (load agent, telemetry).
+
+    Use as ``async with await conn.start(argv) as proc:``; iterate ``proc`` for stdout
+    lines, ``await proc.write(text)`` to feed stdin, ``proc.write_eof()`` to end it and
+    ``await proc.wait()`` for the result. The channel slot is held until the process ends.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        argv: tuple[str, ...],
+        proc: asyncssh.SSHClientProcess[str],
+        release: Callable[[], None],
+        is_lost: Callable[[], bool],
+    ) -> None:
+        self.host = host
+        self.argv = argv
+        self._proc = proc
+        self._is_lost = is_lost
+        self._release = release
+        self._released = False
+        self._watch = asyncio.ensure_future(self._release_when_closed())
+
+    async def _release_when_closed(self) -> None:
+        try:
+            await self._proc.wait_closed()
+        finally:
+            self._release_once()
+
+    def _release_once(self) -> None:
+        if not self._released:
+            self._released = True
+            self._release()
+
+    async def write(self, data: str) -> None:
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (asyncssh.Error, OSError, BrokenPipeError) as exc:
+            raise ConnectionLost(self.host, str(exc) or type(exc).__name__) from exc
+
+    def write_eof(self) -> None:
+        # The load agent exits on stdin EOF: the portable way to stop it over SSH.
+        try:
+            self._proc.stdin.write_eof()
+        except (asyncssh.Error, OSError, BrokenPipeError):
+            pass
+
+    async def readline(self) -> str:
+        """One stdout line ('' at the end of output)."""
+        return await self._proc.stdout.readline()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while True:
+            line = await self._proc.stdout.readline()
+            if not line:
+                if self._is_lost():
+                    raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
+                return
+            yield line
+
+    async def read_stderr(self) -> str:
+        return await self._proc.stderr.read()
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._proc.exit_status
+
+    async def wait(self, timeout: float | None = None) -> CommandResult:
+        try:
+            done = await self._proc.wait(timeout=timeout)
+        except asyncssh.TimeoutError as exc:
+            self.terminate()
+            raise CommandTimeout(self.host, shlex.join(self.argv), timeout or 0) from exc
+        if done.exit_status is None and self._is_lost():
+            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
+        return CommandResult(done.exit_status, str(done.stdout or ""), str(done.stderr or ""), self.argv)
+
+    def terminate(self) -> None:
+        """Ask the remote process to stop: SIGTERM (if sshd forwards it), EOF, close."""
+        try:
+            self._proc.send_signal("TERM")
+        except (asyncssh.Error, OSError, ValueError):
+            pass
+        self.write_eof()
+        self._proc.close()
+
+    async def __aenter__(self) -> RemoteProcess:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._proc.exit_status is None and self._proc.exit_signal is None:
+            self.terminate()
+        await self._proc.wait_closed()
+        self._release_once()

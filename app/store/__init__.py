@@ -1,0 +1,50 @@
+"""The session store: SQLite (WAL) with schema migrations, buffered sample writing and sharing."""
+
+from app.store.errors import (
+    DamagedDatabaseError,
+    ForeignDatabaseError,
+    InvalidTransitionError,
+    NotFoundError,
+    SchemaTooNewError,
+    StoreError,
+)
+from app.store.records import (
+    HostFactsRecord,
+    JournalEntry,
+    PlanRecord,
+    RecommendationRecord,
+    SessionRecord,
+    TelemetryArrays,
+    TrialRecord,
+)
+from app.store.sample_blocks import SAMPLE_DTYPE, SampleArrays
+from app.store.schema import MIGRATIONS, Migration
+from app.store.states import OPEN_JOURNAL_STATES, JournalState, SessionState, TrialState
+from app.store.store import Store
+from app.store.writer import SampleWriter
+
+__all__ = [
+    "MIGRATIONS",
+    "OPEN_JOURNAL_STATES",
+    "SAMPLE_DTYPE",
+    "DamagedDatabaseError",
+    "ForeignDatabaseError",
+    "HostFactsRecord",
+    "InvalidTransitionError",
+    "JournalEntry",
+    "JournalState",
+    "Migration",
+    "NotFoundError",
+    "PlanRecord",
+    "RecommendationRecord",
+    "SampleArrays",
+    "SampleWriter",
+    "SchemaTooNewError",
+    "SessionRecord",
+    "SessionState",
+    "Store",
+    "StoreError",
+    "TelemetryArrays",
+    "TrialRecord",
+    "TrialState",
+]

@@ -1,0 +1,99 @@
+"""Opening a session file safely: check first, change nothing until the checks pass."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from app.store.errors import DamagedDatabaseError, ForeignDatabaseError, SchemaTooNewError, StoreError
+from app.store.schema import MIGRATIONS, V1_TABLES, Migration, latest_version, migrate
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_header(path: Path) -> None:
+    if path.is_dir():
+        raise DamagedDatabaseError(path, "it is a directory")
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_MAGIC))
+    if head != SQLITE_MAGIC:
+        raise DamagedDatabaseError(path, "no SQLite header")
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves. check_same_thread=False:
+    # the SampleWriter's flusher thread shares the connection under the store's lock.
+    if readonly:
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    return sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+
+
+def open_database(
+    path: Path, *, readonly: bool = False, migrations: Sequence[Migration] = MIGRATIONS, backup: bool = True
+) -> sqlite3.Connection:
+    """Open (creating if absent) and bring the schema up to date; raise a typed error otherwise.
+
+    Damaged, foreign and too-new files are refused before anything is written, so
+    they stay byte for byte as they were.
+    """
+    exists = path.exists() and (path.is_dir() or path.stat().st_size > 0)
+    if exists:
+        _check_header(path)
+    elif readonly:
+        raise StoreError(f"There is no session file at {path}.")
+    conn = _connect(path, readonly)
+    try:
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {
+                r[0]
+                for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                if not r[0].startswith("sqlite_")
+            }
+        except sqlite3.DatabaseError as e:
+            raise DamagedDatabaseError(path, str(e)) from e
+        known = latest_version(migrations)
+        if version > known:
+            raise SchemaTooNewError(path, version, known)
+        if version == 0 and tables:
+            raise ForeignDatabaseError(path)
+        if version >= 1 and not V1_TABLES <= tables:
+            raise DamagedDatabaseError(path, f"tables missing: {', '.join(sorted(V1_TABLES - tables))}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 5000")
+        if readonly:
+            if version < known:
+                raise StoreError(
+                    f"{path} has schema version {version}; open it once read-write to upgrade it to {known}."
+                )
+            return conn
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{path}: SQLite refused WAL mode (got {mode}); is it on a network file system?")
+        # NORMAL in WAL mode: a process crash loses nothing committed; only power loss
+        # may lose the last transactions. Cheap commits matter at one flush a second.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if version < known:
+            if backup and version > 0:
+                _backup(conn, path, version)
+            migrate(conn, version, migrations)
+        return conn
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _backup(conn: sqlite3.Connection, path: Path, version: int) -> None:
+    """Keep a copy at the old version beside the file before migrating it."""
+    dest = path.with_name(f"{path.name}.v{version}.bak")
+    if dest.exists():
+        return
+    tmp = dest.with_name(dest.name + ".part")
+    with sqlite3.connect(str(tmp)) as out:
+        conn.backup(out)
+    out.close()
+    shutil.move(str(tmp), str(dest))

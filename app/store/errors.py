@@ -1,0 +1,58 @@
+"""Typed store errors whose messages tell the admin what to do next.
+
+Every one of them means the file was left exactly as it was found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class StoreError(Exception):
+    """Base of every error the session store raises."""
+
+
+class DamagedDatabaseError(StoreError):
+    """The file is not a database, or SQLite found it corrupt."""
+
+    def __init__(self, path: Path, cause: str) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(
+            f"The session file {path} is damaged or is not a database ({cause}). "
+            "nfs-tuner left it untouched. Move it aside (or restore it from a backup) "
+            "and start again; point --db or $NFS_TUNER_DB elsewhere to keep it."
+        )
+
+
+class ForeignDatabaseError(StoreError):
+    """A valid SQLite file that nfs-tuner did not create."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"{path} is an SQLite database, but not an nfs-tuner session file. "
+            "nfs-tuner left it untouched; choose another path with --db or $NFS_TUNER_DB."
+        )
+
+
+class SchemaTooNewError(StoreError):
+    """The file was written by a newer nfs-tuner than this one."""
+
+    def __init__(self, path: Path, found: int, known: int) -> None:
+        self.path = path
+        self.found = found
+        self.known = known
+        super().__init__(
+            f"The session file {path} has schema version {found}, but this nfs-tuner "
+            f"only knows up to version {known}: it was written by a newer nfs-tuner. "
+            "Upgrade nfs-tuner to open it. The file was not changed."
+        )
+
+
+class InvalidTransitionError(StoreError):
+    """A state change the life cycle does not allow (e.g. reverted → applied)."""
+
+
+class NotFoundError(StoreError, KeyError):
+    """No row with that id."""

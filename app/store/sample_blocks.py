@@ -1,0 +1,139 @@
+"""Samples packed as blocks of a fixed little-endian record array, and read back as numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from experiments.samples import Sample
+
+# 52 bytes a sample. Fixed byte order so a file moves between machines.
+SAMPLE_DTYPE = np.dtype(
+    [
+        ("t", "<f8"),
+        ("interval", "<f4"),
+        ("bytes_read", "<i8"),
+        ("bytes_written", "<i8"),
+        ("ops", "<i8"),
+        ("lat_p50_ms", "<f4"),
+        ("lat_p99_ms", "<f4"),
+        ("lat_max_ms", "<f4"),
+        ("errors", "<i4"),
+    ]
+)
+
+
+def pack(samples: Sequence[Sample]) -> np.ndarray:
+    """One client's samples as a record array, sorted by time."""
+    rec = np.empty(len(samples), dtype=SAMPLE_DTYPE)
+    for i, s in enumerate(samples):
+        rec[i] = (
+            s.t, s.interval, s.bytes_read, s.bytes_written, s.ops,
+            s.lat_p50_ms, s.lat_p99_ms, s.lat_max_ms, s.errors,
+        )
+    rec.sort(order="t", kind="stable")
+    return rec
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=SAMPLE_DTYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class SampleArrays:
+    """Samples of one trial or a whole session, column-wise, ordered by trial then time.
+
+    ``client_index[i]`` indexes ``clients``; ``records`` holds the measured fields.
+    """
+
+    trial_id: np.ndarray  # int64
+    client_index: np.ndarray  # int32
+    clients: tuple[str, ...]
+    records: np.ndarray  # SAMPLE_DTYPE
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.records["t"]
+
+    @property
+    def interval(self) -> np.ndarray:
+        return self.records["interval"]
+
+    @property
+    def bytes_read(self) -> np.ndarray:
+        return self.records["bytes_read"]
+
+    @property
+    def bytes_written(self) -> np.ndarray:
+        return self.records["bytes_written"]
+
+    @property
+    def ops(self) -> np.ndarray:
+        return self.records["ops"]
+
+    @property
+    def lat_p99_ms(self) -> np.ndarray:
+        return self.records["lat_p99_ms"]
+
+    @property
+    def errors(self) -> np.ndarray:
+        return self.records["errors"]
+
+    @property
+    def throughput_bps(self) -> np.ndarray:
+        moved = (self.records["bytes_read"] + self.records["bytes_written"]).astype(np.float64)
+        iv = self.records["interval"].astype(np.float64)
+        return np.divide(moved, iv, out=np.zeros_like(moved), where=iv > 0)
+
+    def select(self, mask: np.ndarray) -> SampleArrays:
+        return SampleArrays(self.trial_id[mask], self.client_index[mask], self.clients, self.records[mask])
+
+    def for_trial(self, trial_id: int) -> SampleArrays:
+        return self.select(self.trial_id == trial_id)
+
+    def for_client(self, client: str) -> SampleArrays:
+        if client not in self.clients:
+            return self.select(np.zeros(len(self), dtype=bool))
+        return self.select(self.client_index == self.clients.index(client))
+
+    def to_samples(self) -> list[Sample]:
+        """Back to objects (for small slices: tests, CSV export)."""
+        r = self.records
+        return [
+            Sample(
+                client=self.clients[int(ci)], t=float(x["t"]), interval=float(x["interval"]),
+                bytes_read=int(x["bytes_read"]), bytes_written=int(x["bytes_written"]), ops=int(x["ops"]),
+                lat_p50_ms=float(x["lat_p50_ms"]), lat_p99_ms=float(x["lat_p99_ms"]),
+                lat_max_ms=float(x["lat_max_ms"]), errors=int(x["errors"]),
+            )
+            for ci, x in zip(self.client_index, r, strict=True)
+        ]
+
+
+def assemble(rows: Sequence[tuple[int, str, int, bytes]]) -> SampleArrays:
+    """Build arrays from (trial_id, client, n, blob) rows in the wanted order."""
+    clients: list[str] = []
+    index: dict[str, int] = {}
+    counts = np.empty(len(rows), dtype=np.int64)
+    trial_ids = np.empty(len(rows), dtype=np.int64)
+    client_ids = np.empty(len(rows), dtype=np.int32)
+    for i, (trial_id, client, n, _) in enumerate(rows):
+        if client not in index:
+            index[client] = len(clients)
+            clients.append(client)
+        counts[i] = n
+        trial_ids[i] = trial_id
+        client_ids[i] = index[client]
+    # One join and one frombuffer: no per-sample Python work.
+    records = np.frombuffer(b"".join(r[3] for r in rows), dtype=SAMPLE_DTYPE)
+    return SampleArrays(
+        trial_id=np.repeat(trial_ids, counts),
+        client_index=np.repeat(client_ids, counts),
+        clients=tuple(clients),
+        records=records,
+    )

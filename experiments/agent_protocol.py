@@ -1,0 +1,252 @@
+"""Reading the load agent's JSON lines: samples, telemetry, summary, errors.
+
+``AgentStream`` turns raw stdout bytes (in any chunking) into typed events; a line that
+is not what the agent writes is kept in ``garbage`` rather than raised, because a stray
+line from a login script must not end a trial. ``IntervalAggregator`` sums the samples of
+several clients per aligned interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from experiments.samples import HostTelemetry, Sample
+
+MAX_GARBAGE = 100  # keep the first lines only; a flood of noise must not grow memory
+
+
+class AgentError(Exception):
+    """The agent's own account of why it stopped, in words for the admin."""
+
+    def __init__(self, message: str, errno: int | None = None, client: str = "", traceback: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.errno = errno
+        self.client = client
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return f"{self.client}: {self.message}" if self.client else self.message
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSummary:
+    client: str
+    mode: str
+    end: str  # "done", "duration" or "stopped"
+    duration: float
+    bytes_read: int
+    bytes_written: int
+    ops: int
+    errors: int
+    lat_p50_ms: float
+    lat_p99_ms: float
+    lat_max_ms: float
+    cache_mode: str
+    caches_dropped: bool
+    direct: bool
+    prepare_s: float
+    cpu_s: float
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    python: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # workload-specific fields
+
+    @property
+    def throughput_bps(self) -> float:
+        return (self.bytes_read + self.bytes_written) / self.duration if self.duration > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentNotice:
+    """Every other line: hello, progress, ready, start, listening, holding, cleanup, warning."""
+
+    client: str
+    type: str
+    data: dict[str, Any]
+
+
+AgentEvent = Sample | HostTelemetry | AgentSummary | AgentError | AgentNotice
+
+_SUMMARY_FIELDS = {
+    "mode": str, "end": str, "duration": float, "bytes_read": int, "bytes_written": int,
+    "ops": int, "errors": int, "lat_p50_ms": float, "lat_p99_ms": float, "lat_max_ms": float,
+    "cache_mode": str, "caches_dropped": bool, "direct": bool, "prepare_s": float, "cpu_s": float,
+}
+_SAMPLE_INTS = ("bytes_read", "bytes_written", "ops", "errors")
+_SAMPLE_FLOATS = ("lat_p50_ms", "lat_p99_ms", "lat_max_ms")
+_TELEMETRY_FLOATS = ("disk_read_bps", "disk_write_bps", "net_rx_bps", "net_tx_bps", "cpu_busy")
+
+
+def _finite(value: Any) -> float:
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"not a finite number: {value!r}")
+    return x
+
+
+def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
+    """One decoded JSON object to an event; raises ValueError/KeyError/TypeError if malformed."""
+    kind = obj["type"]
+    if kind == "sample":
+        count = obj.get("count")
+        return Sample(
+            client=client,
+            t=_finite(obj["t"]),
+            interval=_finite(obj["interval"]),
+            **{k: int(obj.get(k, 0)) for k in _SAMPLE_INTS},
+            **{k: _finite(obj.get(k, 0.0)) for k in _SAMPLE_FLOATS},
+            phase=str(obj.get("phase", "")),
+            count=None if count is None else int(count),
+        )
+    if kind == "telemetry":
+        extra = obj.get("extra") or {}
+        if not isinstance(extra, dict):
+            raise TypeError("telemetry extra must be an object")
+        return HostTelemetry(
+            host=client,
+            t=_finite(obj["t"]),
+            interval=_finite(obj["interval"]),
+            **{k: _finite(obj.get(k, 0.0)) for k in _TELEMETRY_FLOATS},
+            extra={str(k): _finite(v) for k, v in extra.items()},
+        )
+    if kind == "summary":
+        known = {k: conv(obj[k]) for k, conv in _SUMMARY_FIELDS.items()}
+        rest = {k: v for k, v in obj.items() if k not in _SUMMARY_FIELDS and k not in ("type", "phases", "python")}
+        phases = obj.get("phases") or {}
+        if not isinstance(phases, dict):
+            raise TypeError("summary phases must be an object")
+        return AgentSummary(client=client, phases=phases, python=str(obj.get("python", "")), extra=rest, **known)
+    if kind == "error":
+        err = obj.get("errno")
+        return AgentError(str(obj["message"]), None if err is None else int(err), client, str(obj.get("traceback", "")))
+    if isinstance(kind, str) and kind:
+        return AgentNotice(client, kind, {k: v for k, v in obj.items() if k != "type"})
+    raise ValueError(f"bad record type {kind!r}")
+
+
+class AgentStream:
+    """Incremental parser of one agent's stdout."""
+
+    def __init__(self, client: str) -> None:
+        self.client = client
+        self._buf = b""
+        self.garbage: list[str] = []
+        self.garbage_count = 0
+        self.summary: AgentSummary | None = None
+        self.error: AgentError | None = None
+        self.samples = 0
+
+    def feed(self, data: bytes) -> list[AgentEvent]:
+        """Events of the complete lines in data (plus what was buffered before)."""
+        self._buf += data
+        *lines, self._buf = self._buf.split(b"\n")
+        return [e for line in lines if (e := self.parse_line(line)) is not None]
+
+    def close(self) -> list[AgentEvent]:
+        """End of stream: a last line without newline is still parsed."""
+        rest, self._buf = self._buf, b""
+        return [e for e in [self.parse_line(rest)] if e is not None] if rest.strip() else []
+
+    def parse_line(self, line: bytes | str) -> AgentEvent | None:
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        text = text.strip()
+        if not text:
+            return None
+        try:
+            obj = json.loads(text)
+            if not isinstance(obj, dict):
+                raise TypeError("not an object")
+            event = parse_record(obj, self.client)
+        except (ValueError, KeyError, TypeError) as exc:
+            self.garbage_count += 1
+            if len(self.garbage) < MAX_GARBAGE:
+                self.garbage.append(f"{text[:200]} ({exc.__class__.__name__}: {exc})")
+            return None
+        if isinstance(event, Sample):
+            self.samples += 1
+        elif isinstance(event, AgentSummary):
+            self.summary = event
+        elif isinstance(event, AgentError):
+            self.error = event
+        return event
+
+
+def parse_lines(lines: Iterable[bytes | str], client: str) -> tuple[list[AgentEvent], AgentStream]:
+    """Parse a whole captured output; the stream holds summary, error and garbage."""
+    stream = AgentStream(client)
+    events = [e for line in lines if (e := stream.parse_line(line)) is not None]
+    return events, stream
+
+
+def _bucket(t: float, interval: float) -> int:
+    return int(round(t / interval))
+
+
+def sum_samples(samples: Iterable[Sample], t: float, interval: float, client: str = "all") -> Sample:
+    """Several samples of one aligned interval as one.
+
+    Bytes, ops and errors add up. Percentiles cannot be merged exactly without the raw
+    latencies: p50 is the ops-weighted mean of the clients' p50s, p99 the worst client's
+    p99 (an upper bound), max the maximum.
+    """
+    group = list(samples)
+    ops = sum(s.ops for s in group)
+    p50 = sum(s.lat_p50_ms * s.ops for s in group) / ops if ops else 0.0
+    phases = {s.phase for s in group}
+    return Sample(
+        client=client,
+        t=t,
+        interval=interval,
+        bytes_read=sum(s.bytes_read for s in group),
+        bytes_written=sum(s.bytes_written for s in group),
+        ops=ops,
+        lat_p50_ms=p50,
+        lat_p99_ms=max((s.lat_p99_ms for s in group), default=0.0),
+        lat_max_ms=max((s.lat_max_ms for s in group), default=0.0),
+        errors=sum(s.errors for s in group),
+        phase=phases.pop() if len(phases) == 1 else "",
+    )
+
+
+class IntervalAggregator:
+    """Sums the samples of several clients per aligned interval, as soon as all have reported.
+
+    A sample belongs to the interval whose end is nearest its own end, so clients whose
+    starts differ by less than half an interval line up. An interval is released once
+    every client has sent a sample for it or a later one; ``flush`` releases the rest.
+    """
+
+    def __init__(self, clients: Iterable[str], interval: float = 0.25) -> None:
+        self.clients = frozenset(clients)
+        if not self.clients:
+            raise ValueError("IntervalAggregator needs at least one client")
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval}")
+        self.interval = interval
+        self._pending: dict[int, list[Sample]] = {}
+        self._latest: dict[str, int] = {}
+        self._released = -(2**62)
+
+    def add(self, sample: Sample) -> list[Sample]:
+        if sample.client not in self.clients:
+            raise ValueError(f"sample from unknown client {sample.client!r}")
+        k = max(_bucket(sample.t, self.interval), self._released + 1)  # late: next open one
+        self._pending.setdefault(k, []).append(sample)
+        self._latest[sample.client] = max(self._latest.get(sample.client, k), k)
+        if len(self._latest) < len(self.clients):
+            return []
+        return self._release(min(self._latest.values()))
+
+    def flush(self) -> list[Sample]:
+        return self._release(max(self._pending, default=self._released))
+
+    def _release(self, upto: int) -> list[Sample]:
+        out = []
+        for k in sorted(b for b in self._pending if b <= upto):
+            out.append(sum_samples(self._pending.pop(k), k * self.interval, self.interval))
+            self._released = k
+        return out

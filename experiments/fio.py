@@ -1,0 +1,204 @@
+"""fio as a second engine: export a workload spec as a job file, read fio's results back.
+
+The job file lets an admin reproduce a number with a standard tool. fio's JSON output
+becomes an ``AgentSummary`` and its per-interval logs (``write_bw_log`` with
+``log_avg_msec``) become the same ``Sample`` stream the agent produces.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from experiments import workloads as w
+from experiments.agent_protocol import AgentSummary
+from experiments.samples import Sample
+
+LOG_PREFIX = "nfs-tuner"
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+def _check_directory(directory: str) -> None:
+    # fio reads ':' as a list separator in directory=, and a newline would end the option
+    if not directory.startswith("/") or any(c in directory for c in "\n:"):
+        raise ValueError(f"fio directory must be an absolute path without ':' or newlines, got {directory!r}")
+
+
+def _job_options(spec: w.WorkloadSpec) -> tuple[dict[str, Any], str]:
+    """fio options for one spec and a note on how faithful the translation is."""
+    exact = "same I/O pattern as the nfs-tuner agent"
+    match spec:
+        case w.SeqWrite() | w.Rewrite():
+            opts: dict[str, Any] = {"rw": "write", "bs": spec.block_size, "size": spec.file_size, "numjobs": spec.jobs}
+            if spec.fsync:
+                opts["end_fsync"] = 1  # like iozone -e: the flush is inside the measured time
+            if isinstance(spec, w.Rewrite):
+                opts["overwrite"] = 1  # fio lays the file out first, then rewrites it
+            return opts | {"direct": int(spec.direct)}, exact
+        case w.SeqRead():
+            return {"rw": "read", "bs": spec.block_size, "size": spec.file_size, "numjobs": spec.jobs,
+                    "direct": int(spec.direct), "invalidate": 1}, exact
+        case w.RandRead() | w.RandWrite() | w.Mixed():
+            rw = {"rand_read": "randread", "rand_write": "randwrite", "mixed": "randrw"}[spec.kind]
+            io_size = spec.io_size or spec.file_size
+            opts = {"rw": rw, "bs": spec.block_size, "size": spec.file_size, "numjobs": spec.jobs,
+                    "filename": "nfs-tuner.rand", "io_size": max(io_size // spec.jobs, spec.block_size),
+                    "direct": int(spec.direct), "randseed": spec.seed, "invalidate": 1}
+            if isinstance(spec, w.Mixed):
+                opts["rwmixread"] = round(spec.read_share * 100)
+            if spec.fsync and spec.kind != "rand_read":
+                opts["end_fsync"] = 1
+            return opts, exact
+        case w.SmallFiles():
+            size = max(spec.file_size, 512)
+            opts = {"rw": "write", "bs": size, "filesize": size, "nrfiles": max(spec.count // spec.jobs, 1),
+                    "numjobs": spec.jobs, "openfiles": 1, "create_on_open": 1, "file_service_type": "sequential"}
+            if spec.fsync:
+                opts["fsync_on_close"] = 1
+            return opts, "approximation: fio creates and writes the files in one directory; no stat/read/delete phases"
+        case w.Tree():
+            return ({"rw": "write", "bs": "4k", "filesize": "1k-64k", "nrfiles": spec.files, "openfiles": 1,
+                     "create_on_open": 1, "file_service_type": "sequential"},
+                    "approximation: fio writes files of random sizes in one directory; no nesting, find or remove")
+        case w.DirScaling():
+            return ({"rw": "write", "bs": 512, "filesize": max(spec.file_size, 512), "nrfiles": spec.count,
+                     "openfiles": 1, "create_on_open": 1, "file_service_type": "sequential"},
+                    "approximation: fio cannot create empty files and reports no rate-versus-count curve")
+        case w.TcpSink():
+            return {"ioengine": "net", "listen": 1, "port": spec.port or 8765, "protocol": "tcp", "rw": "read",
+                    "bs": spec.block_size, "size": "100g", "numjobs": 1}, "fio's net engine, one stream"
+        case w.TcpSource():
+            _name = spec.host
+            if not _NAME.match(_name):
+                raise ValueError(f"host {spec.host!r} cannot go into a fio job file")
+            return {"ioengine": "net", "hostname": spec.host, "port": spec.port, "protocol": "tcp", "rw": "write",
+                    "bs": spec.block_size, "size": spec.size or "100g", "numjobs": 1}, "fio's net engine, one stream"
+    raise ValueError(f"{spec.kind} has no fio equivalent")
+
+
+def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LOG_PREFIX) -> str:
+    """A fio job file for spec, writing its files in directory (net jobs ignore it).
+
+    With log_prefix, fio also writes per-interval bandwidth, IOPS and latency logs at the
+    spec's interval, which ``parse_fio_logs`` reads back.
+    """
+    opts, note = _job_options(spec)
+    net = opts.get("ioengine") == "net"
+    if not net:
+        _check_directory(directory)
+    glob: dict[str, Any] = {} if net else {"directory": directory, "ioengine": "psync"}
+    glob["group_reporting"] = 0
+    if spec.duration_s is not None:
+        glob |= {"runtime": f"{spec.duration_s:g}s"}
+        if getattr(spec, "loop", False):
+            glob["time_based"] = 1
+    if log_prefix:
+        if not _NAME.match(log_prefix):
+            raise ValueError(f"log_prefix must be a plain name, got {log_prefix!r}")
+        glob |= {"log_avg_msec": round(spec.interval_s * 1000), "write_bw_log": log_prefix,
+                 "write_iops_log": log_prefix, "write_lat_log": log_prefix, "per_job_logs": 0}
+    lines = [f"# nfs-tuner workload {spec.kind}: {note}", f"# spec: {json.dumps(spec.to_dict(), sort_keys=True)}",
+             "[global]", *(f"{k}={v}" for k, v in glob.items()), "", f"[{spec.kind}]",
+             *(f"{k}={v}" for k, v in opts.items()), ""]
+    return "\n".join(lines)
+
+
+def fio_argv(job_file: str, json_output: str, fio: str = "fio") -> list[str]:
+    return [fio, "--output-format=json", f"--output={json_output}", job_file]
+
+
+def _load_json(text: str) -> dict[str, Any]:
+    start = text.find("{")  # fio may print warnings before the JSON document
+    if start < 0:
+        raise ValueError("no JSON object in fio's output")
+    data, _ = json.JSONDecoder().raw_decode(text[start:])
+    if not isinstance(data, dict) or "jobs" not in data:
+        raise ValueError("fio output has no 'jobs' list")
+    return data
+
+
+def _pct_ms(clat: dict[str, Any], key: str) -> float:
+    return float(clat.get("percentile", {}).get(key, 0)) / 1e6
+
+
+def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSummary:
+    """fio's --output-format=json as a run summary (all jobs added up)."""
+    data = _load_json(text)
+    jobs = data["jobs"]
+    if not jobs:
+        raise ValueError("fio output has no jobs")
+    failed = [j for j in jobs if j.get("error")]
+    if failed:
+        raise ValueError(f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']}")
+    nread = sum(int(j["read"]["io_bytes"]) for j in jobs)
+    nwritten = sum(int(j["write"]["io_bytes"]) for j in jobs)
+    ops = sum(int(j[d]["total_ios"]) for j in jobs for d in ("read", "write"))
+    duration = max(max(int(j[d]["runtime"]) for d in ("read", "write")) for j in jobs) / 1000.0
+    # the busiest direction's percentiles stand for the run; the worst job counts
+    dirs = [j[d] for j in jobs for d in ("read", "write") if int(j[d]["total_ios"])]
+    clats = [d["clat_ns"] for d in dirs]
+    opts = data.get("global options", {}) | jobs[0].get("job options", {})
+    return AgentSummary(
+        client=client,
+        mode="fio:" + str(opts.get("rw", "?")),
+        end="done",
+        duration=duration,
+        bytes_read=nread,
+        bytes_written=nwritten,
+        ops=ops,
+        errors=0,
+        lat_p50_ms=max((_pct_ms(c, "50.000000") for c in clats), default=0.0),
+        lat_p99_ms=max((_pct_ms(c, "99.000000") for c in clats), default=0.0),
+        lat_max_ms=max((float(c.get("max", 0)) / 1e6 for c in clats), default=0.0),
+        cache_mode="o_direct" if str(opts.get("direct", "0")) == "1" else cache_mode,
+        caches_dropped=False,
+        direct=str(opts.get("direct", "0")) == "1",
+        prepare_s=0.0,
+        cpu_s=sum(float(j.get("usr_cpu", 0)) + float(j.get("sys_cpu", 0)) for j in jobs) / 100.0 * duration,
+        python="",
+        extra={"fio_version": data.get("fio version", "")},
+    )
+
+
+def _log_rows(path: Path) -> Iterable[tuple[int, float, int]]:
+    """(time_ms, value, direction) rows of one fio log; bad rows are skipped."""
+    for line in path.read_text(errors="replace").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 3:
+            continue
+        try:
+            yield int(parts[0]), float(parts[1]), int(parts[2])
+        except ValueError:
+            continue
+
+
+def parse_fio_logs(directory: str | Path, client: str, interval_s: float = 0.25, prefix: str = LOG_PREFIX) -> list[Sample]:
+    """fio's per-interval logs as samples: bw (KiB/s) and IOPS summed over jobs per interval.
+
+    fio's averaged logs carry no percentiles, so the latency fields stay 0; its JSON
+    summary has them. Rows are bucketed by the nearest interval end.
+    """
+    base = Path(directory)
+    step_ms = interval_s * 1000.0
+    nread: dict[int, float] = defaultdict(float)
+    nwritten: dict[int, float] = defaultdict(float)
+    ops: dict[int, float] = defaultdict(float)
+    bw_logs = sorted(base.glob(f"{prefix}_bw*.log"))
+    if not bw_logs:
+        raise FileNotFoundError(f"no fio bandwidth log {prefix}_bw*.log in {base}")
+    for path in bw_logs:
+        for ms, kib_s, ddir in _log_rows(path):
+            k = max(round(ms / step_ms), 1)
+            (nread if ddir == 0 else nwritten)[k] += kib_s * 1024 * interval_s
+    for path in sorted(base.glob(f"{prefix}_iops*.log")):
+        for ms, iops, _ in _log_rows(path):
+            ops[max(round(ms / step_ms), 1)] += iops * interval_s
+    return [
+        Sample(client=client, t=k * interval_s, interval=interval_s, bytes_read=round(nread[k]),
+               bytes_written=round(nwritten[k]), ops=round(ops[k]))
+        for k in sorted(set(nread) | set(nwritten) | set(ops))
+    ]

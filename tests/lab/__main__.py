@@ -1,0 +1,62 @@
+"""`python -m tests.lab up|down|status|mtu N|profile NAME` (what `make lab-*` runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tests.lab.lab import PROFILES, Lab, LabError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.lab", description="The local NFS lab (needs root).")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start lab-server, lab-client1 and lab-client2")
+    up.add_argument("--profile", choices=sorted(PROFILES), default="gigabit")
+    sub.add_parser("down", help="stop the lab and remove everything it made")
+    st = sub.add_parser("status", help="show whether the lab is up (exit 0) or not (exit 3)")
+    st.add_argument("--json", action="store_true")
+    mtu = sub.add_parser("mtu", help="set the lab switch's MTU (1500 makes a black hole for jumbo frames)")
+    mtu.add_argument("value", type=int)
+    prof = sub.add_parser("profile", help="shape the link: gigabit (1 Gbit/s) or fast (unshaped)")
+    prof.add_argument("name", choices=sorted(PROFILES))
+    args = parser.parse_args(argv)
+    lab = Lab()
+    try:
+        if args.cmd == "up":
+            lab.up(profile=args.profile)
+        elif args.cmd == "down":
+            lab.down()
+        elif args.cmd == "mtu":
+            lab.set_mtu(args.value)
+            print(f"lab switch MTU is {args.value}")
+        elif args.cmd == "profile":
+            lab.set_profile(args.name)
+            print(f"lab link profile is {args.name}")
+        else:
+            report = lab.status()
+            if args.json:
+                print(json.dumps(report, indent=2))
+            else:
+                _print_status(report)
+            return 0 if report.get("up") else 3
+    except LabError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_status(report: dict) -> None:  # type: ignore[type-arg]
+    print(f"lab dir   {report['lab_dir']}  (namespace {report['netns']}: {'present' if report['netns_exists'] else 'absent'})")
+    if "hosts" not in report:
+        print("lab is down")
+        return
+    print(f"lab is {'UP' if report['up'] else 'NOT healthy'}: profile {report['profile']}, switch MTU {report['mtu']}")
+    for name, h in report["hosts"].items():
+        print(f"  {name:12} {h['ip']:14} 127.0.0.1:{h['port']}  kernel {'up' if h['kernel_alive'] else 'DOWN'}  ssh {'ok' if h['ssh'] else 'NO'}")
+    print(f"  ssh -F {report['ssh_config']} lab-server")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+#!/bin/sh
+# PID 1 of a lab guest (a User-Mode Linux kernel booted on the host's own root,
+# read-only through hostfs). The kernel hands us the lab_* parameters of its
+# command line as environment variables. Everything writable lives on tmpfs, so a
+# guest leaves nothing on the host. Each step is announced on the console
+# ("LAB-STEP name") so that lab-up can say which one failed and why ("LAB-FAIL").
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+STEP=boot
+
+step() { STEP=$1; echo "LAB-STEP $1"; }
+hang() { while :; do sleep 3600; done; }  # PID 1 must never exit
+fail() { echo "LAB-FAIL $STEP: $*"; hang; }
+run() { out=$("$@" 2>&1) || fail "$* -> $out"; }
+
+if [ -z "${lab_stage2:-}" ]; then
+    # Stage 1: the kernel booted on the host's root (hostfs, read-only). knfsd
+    # cannot export through hostfs, so NFSv4's pseudo-root could not be built on
+    # it. Move onto a tmpfs root that binds the host's /usr, /etc, /var and /opt,
+    # keep the host's whole tree at /host, and run again from there.
+    step pivot
+    run mount -t tmpfs -o mode=755 tmpfs /mnt
+    for d in usr etc var opt; do
+        mkdir -p "/mnt/$d" && run mount --bind "/$d" "/mnt/$d"
+    done
+    for d in bin sbin lib lib64; do
+        [ -L "/$d" ] && ln -s "$(readlink "/$d")" "/mnt/$d"
+    done
+    mkdir -p /mnt/proc /mnt/sys /mnt/dev /mnt/run /mnt/tmp /mnt/root /mnt/home /mnt/srv /mnt/mnt /mnt/host
+    cd /mnt || fail "cannot enter the new root"
+    run pivot_root . host
+    export lab_stage2=1 lab_dir="/host$lab_dir"
+    exec /bin/sh "/host$0"
+fi
+
+step mounts
+run mount -t proc proc /proc
+run mount -t sysfs sysfs /sys
+mountpoint -q /dev || run mount -t devtmpfs devtmpfs /dev  # the kernel may have done it
+mkdir -p /dev/pts /dev/shm 2>/dev/null
+run mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+for d in /tmp /run /var/lib /var/log /var/tmp; do
+    [ -d "$d" ] || continue
+    run mount -t tmpfs -o mode=755 tmpfs "$d"
+done
+chmod 1777 /tmp /var/tmp
+chmod 700 /root  # sshd's StrictModes refuses a key under a group-writable home
+
+step modules
+# The host has no /lib/modules to mount over (and hostfs is read-only), so the UML
+# modules are mounted under /run and modprobe is pointed there, also for the
+# kernel's own on-demand loads.
+kver=$(uname -r)
+mkdir -p "/run/modroot/lib/modules/$kver"
+run mount -t hostfs -o "/usr/lib/uml/modules/$kver" none "/run/modroot/lib/modules/$kver"
+printf '#!/bin/sh\nexec /sbin/modprobe -d /run/modroot "$@"\n' > /run/modprobe
+chmod 755 /run/modprobe
+echo /run/modprobe > /proc/sys/kernel/modprobe
+for m in sunrpc nfsd nfs nfsv3 nfsv4 raid456; do run /run/modprobe "$m"; done
+
+step identity
+hostname "$lab_name"
+mkdir -p /run/lab-etc
+{
+    echo "127.0.0.1 localhost"
+    echo "$lab_server_ip lab-server"
+    echo "$lab_client1_ip lab-client1"
+    echo "$lab_client2_ip lab-client2"
+} > /run/lab-etc/hosts
+echo "$lab_name" > /run/lab-etc/hostname
+# Two extra logins for privilege tests: tuner (passwordless sudo) and nosudo.
+cp /etc/passwd /etc/shadow /etc/group /run/lab-etc/
+echo "tuner:x:2001:100:nfs-tuner lab:/home/tuner:/bin/sh" >> /run/lab-etc/passwd
+echo "nosudo:x:2002:100:nfs-tuner lab, no sudo:/home/nosudo:/bin/sh" >> /run/lab-etc/passwd
+echo "tuner:*:19000:0:99999:7:::" >> /run/lab-etc/shadow
+echo "nosudo:*:19000:0:99999:7:::" >> /run/lab-etc/shadow
+mkdir -p /run/lab-etc/sudoers.d
+echo "tuner ALL=(ALL) NOPASSWD: ALL" > /run/lab-etc/sudoers.d/lab
+chmod 440 /run/lab-etc/sudoers.d/lab
+for f in hosts hostname passwd shadow group sudoers.d; do
+    run mount --bind "/run/lab-etc/$f" "/etc/$f"
+done
+
+step network
+run ip link set lo up
+run ip addr add "$lab_ip/24" dev vec0
+run ip link set vec0 up
+
+step sshd
+mkdir -p /run/sshd /root/.ssh
+chmod 700 /root/.ssh
+cp "$lab_dir/keys/id_ed25519.pub" /root/.ssh/authorized_keys
+for u in tuner nosudo; do
+    mkdir -p "/home/$u/.ssh"
+    cp "$lab_dir/keys/id_ed25519.pub" "/home/$u/.ssh/authorized_keys"
+    chown -R "$u:100" "/home/$u"
+    chmod 700 "/home/$u" "/home/$u/.ssh"
+done
+run /usr/sbin/sshd -f "$lab_dir/sshd_config" -h "$lab_dir/hosts/$lab_name/ssh_host_ed25519_key" \
+    -E /var/log/sshd.log
+
+step rpc
+mkdir -p /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery /var/lib/nfs/sm /var/lib/nfs/sm.bak /run/rpcbind
+touch /var/lib/nfs/etab /var/lib/nfs/rmtab
+chown statd /var/lib/nfs/sm /var/lib/nfs/sm.bak 2>/dev/null
+run mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs
+run rpcbind -w
+run rpc.statd --no-notify
+
+if [ "$lab_role" = server ]; then
+    step raid
+    run mdadm --create /dev/md0 --run --quiet --level=5 --raid-devices=3 --chunk=512 \
+        --assume-clean /dev/ubda /dev/ubdb /dev/ubdc
+    step filesystem
+    run mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -L labexport /dev/md0
+    mkdir -p /srv/nfs
+    run mount -o noatime /dev/md0 /srv/nfs
+    chmod 1777 /srv/nfs
+
+    step nfsd
+    echo "/srv/nfs $lab_subnet(rw,sync,no_subtree_check,no_root_squash)" > /run/lab-etc/exports
+    run mount --bind /run/lab-etc/exports /etc/exports
+    run mount -t nfsd nfsd /proc/fs/nfsd
+    # knfsd caps rsize/wsize by RAM (128 KiB at this size): allow the 1 MiB maximum.
+    echo 1048576 > /proc/fs/nfsd/max_block_size
+    # A short v4 grace period, so a fresh lab serves NFSv4 opens within seconds.
+    echo 10 > /proc/fs/nfsd/nfsv4gracetime
+    echo 15 > /proc/fs/nfsd/nfsv4leasetime
+    run exportfs -ra
+    run rpc.mountd
+    run rpc.nfsd 8
+fi
+
+step ready
+echo "LAB-READY $lab_name"
+hang

@@ -1,0 +1,519 @@
+"""The local NFS lab: three User-Mode Linux hosts on a private bridge.
+
+    lab-server   knfsd, md RAID-5 over three sparse disks, ext4, /srv/nfs exported (sync)
+    lab-client1  kernel NFS client, the export mounted at /mnt/lab
+    lab-client2  the same
+
+Each guest is a UML kernel started inside a network namespace that the lab creates
+(bridge ``br0`` + one tap per guest) and deletes. The only way in is loopback: a
+forwarder relays 127.0.0.1:PORT to each guest's sshd, and ``.lab/ssh_config`` names
+the hosts. Nothing here routes to the host's own network.
+
+Everything the lab makes lives under the lab directory (default ``<repo>/.lab``)
+and in the namespace; ``down`` removes both, whatever state ``up`` stopped in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GUEST_INIT = Path(__file__).resolve().with_name("guest_init.sh")
+SUBNET_PREFIX = "10.213.7"
+BRIDGE_IP = f"{SUBNET_PREFIX}.1"
+DISK_SIZE = 2 * 1024**3  # per RAID member; sparse
+OFFLOADS = ("tso", "gso", "gro", "tx")
+# The guest's vec0 keeps tx checksumming fixed on; the rest must be off there too.
+GUEST_OFFLOADS = ("tso", "gso", "gro")
+BOOT_TIMEOUT = 90.0
+PROFILES = {
+    # The link is the ceiling, as in the seeds' gigabit tests.
+    "gigabit": "1gbit",
+    # Unshaped: per-RPC CPU cost dominates, as on a 10 GbE LAN.
+    "fast": None,
+}
+
+
+@dataclass(frozen=True)
+class GuestSpec:
+    name: str
+    role: str  # "server" or "client"
+    ip: str
+    tap: str
+    mem: str
+    disks: tuple[str, ...] = ()
+
+
+GUESTS: tuple[GuestSpec, ...] = (
+    GuestSpec("lab-server", "server", f"{SUBNET_PREFIX}.10", "tap0", "768M", ("md-a.img", "md-b.img", "md-c.img")),
+    GuestSpec("lab-client1", "client", f"{SUBNET_PREFIX}.11", "tap1", "512M"),
+    GuestSpec("lab-client2", "client", f"{SUBNET_PREFIX}.12", "tap2", "512M"),
+)
+
+
+class LabError(RuntimeError):
+    """A lab step failed; the message names the step, the reason and where to look."""
+
+
+@dataclass
+class LabState:
+    netns: str
+    profile: str
+    ports: dict[str, int] = field(default_factory=dict)
+    pids: dict[str, int] = field(default_factory=dict)  # guest name or "forwarder" -> pid
+    mtu: int = 9000
+
+
+def _run(argv: list[str], *, check: bool = True, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input)
+    if check and proc.returncode != 0:
+        raise LabError(f"`{' '.join(argv)}` exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()}")
+    return proc
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+class Lab:
+    def __init__(self, lab_dir: Path | None = None) -> None:
+        self.dir = (lab_dir or Path(os.environ.get("NFS_TUNER_LAB_DIR", REPO / ".lab"))).resolve()
+        tag = hashlib.sha256(str(self.dir).encode()).hexdigest()[:8]
+        self.netns = f"nfst-{tag}"
+        self.umid_prefix = f"nfst-{tag}"
+        self.state_file = self.dir / "state.json"
+        self.ssh_config = self.dir / "ssh_config"
+        self.known_hosts = self.dir / "known_hosts"
+        self.key = self.dir / "keys" / "id_ed25519"
+        self.logs = self.dir / "logs"
+
+    # ----------------------------------------------------------------- state
+    def _load_state(self) -> LabState | None:
+        try:
+            return LabState(**json.loads(self.state_file.read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def _save_state(self, state: LabState) -> None:
+        self.state_file.write_text(json.dumps(asdict(state), indent=2))
+
+    def _ns(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return _run(["ip", "netns", "exec", self.netns, *argv], check=check)
+
+    def _netns_exists(self) -> bool:
+        return Path(f"/run/netns/{self.netns}").exists()
+
+    def is_up(self) -> bool:
+        state = self._load_state()
+        return bool(state and self._netns_exists() and state.pids and all(_alive(p) for p in state.pids.values()))
+
+    # -------------------------------------------------------------------- up
+    def up(self, profile: str = "gigabit", say: Callable[[str], None] = print) -> LabState:
+        if profile not in PROFILES:
+            raise LabError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        if self.is_up():
+            state = self._load_state()
+            assert state is not None
+            say(f"lab is already up ({self.ssh_config}); `make lab-down` first to restart it")
+            return state
+        self._preflight()
+        self.down(say=lambda _m: None)  # clear what a crashed run left
+        state = LabState(netns=self.netns, profile=profile)
+        try:
+            self._step("prepare lab files", say, self._prepare_files)
+            self._step("create network namespace and bridge", say, self._make_network)
+            self._step("boot the UML guests", say, lambda: self._boot(state))
+            self._step("wait for the guests", say, lambda: self._wait_ready(state))
+            self._step("turn off tap offloads and shape the link", say, lambda: self._host_links(state))
+            self._step("start the loopback forwarder", say, lambda: self._forward(state))
+            self._save_state(state)
+            self._write_ssh_config(state)
+            self._step("set guest offloads", say, self._guest_offloads)
+            self._step("mount the export on the clients", say, self._mount_clients)
+            self._step("self-test", say, self._self_test)
+        except BaseException:
+            self._save_state(state)
+            if os.environ.get("NFS_TUNER_LAB_KEEP_ON_FAIL"):
+                say("lab-up failed: left running for inspection (NFS_TUNER_LAB_KEEP_ON_FAIL)")
+                raise
+            say(f"lab-up failed: tearing down what was started (logs kept in {self.logs})")
+            self.down(say=lambda _m: None)
+            raise
+        say(f"lab is up: ssh -F {self.ssh_config} lab-server (profile {profile})")
+        return state
+
+    def _step(self, name: str, say: Callable[[str], None], func: Callable[[], object]) -> None:
+        say(f"lab: {name} …")
+        try:
+            func()
+        except LabError as exc:
+            raise LabError(f"lab-up failed at step '{name}': {exc}") from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise LabError(f"lab-up failed at step '{name}': {exc}") from None
+
+    def _preflight(self) -> None:
+        problems = []
+        if os.geteuid() != 0:
+            problems.append("the lab needs root (network namespaces, tap devices): run it with sudo")
+        for tool in ("linux.uml", "ip", "ethtool", "tc", "ssh", "ssh-keygen", "mdadm", "rpc.nfsd", "sshd"):
+            if not shutil.which(tool) and not Path("/usr/sbin", tool).exists():
+                problems.append(f"`{tool}` is missing: run `make system-deps` as root (tests/system-packages.txt)")
+        kver = self._uml_kernel_version()
+        if kver and not Path("/usr/lib/uml/modules", kver).is_dir():
+            problems.append(f"UML modules for {kver} are missing under /usr/lib/uml/modules: reinstall user-mode-linux")
+        if any(c.isspace() for c in str(self.dir)):
+            problems.append(f"the lab directory {self.dir} contains white space, which a kernel command line cannot carry")
+        if not Path("/dev/net/tun").exists():
+            problems.append("/dev/net/tun is missing: this machine cannot make tap devices")
+        if problems:
+            raise LabError("lab-up cannot start:\n  - " + "\n  - ".join(problems))
+
+    @staticmethod
+    def _uml_kernel_version() -> str | None:
+        mods = sorted(Path("/usr/lib/uml/modules").glob("*")) if Path("/usr/lib/uml/modules").is_dir() else []
+        return mods[-1].name if mods else None
+
+    def _prepare_files(self) -> None:
+        for sub in ("keys", "disks", "logs", "uml", "hosts"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir / "keys", 0o700)
+        _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nfs-tuner-lab", "-f", str(self.key)], input="y\n")
+        for guest in GUESTS:
+            hdir = self.dir / "hosts" / guest.name
+            hdir.mkdir(parents=True, exist_ok=True)
+            hkey = hdir / "ssh_host_ed25519_key"
+            _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", guest.name, "-f", str(hkey)], input="y\n")
+            for disk in guest.disks:
+                path = self.dir / "disks" / disk
+                path.unlink(missing_ok=True)
+                with open(path, "wb") as f:
+                    f.truncate(DISK_SIZE)
+        (self.dir / "sshd_config").write_text(
+            "\n".join(
+                [
+                    "Port 22",
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "UseDNS no",
+                    "PrintMotd no",
+                    "MaxSessions 10",
+                    "MaxStartups 30:30:60",
+                    "PidFile /run/sshd.pid",
+                    "AuthorizedKeysFile .ssh/authorized_keys",
+                    "Subsystem sftp internal-sftp",
+                    "",
+                ]
+            )
+        )
+        for old in self.logs.glob("*.log"):
+            old.unlink()
+
+    def _make_network(self) -> None:
+        _run(["ip", "netns", "add", self.netns])
+        self._ns("ip", "link", "set", "lo", "up")
+        self._ns("ip", "link", "add", "br0", "type", "bridge")
+        for guest in GUESTS:
+            self._ns("ip", "tuntap", "add", guest.tap, "mode", "tap")
+            self._ns("ip", "link", "set", guest.tap, "master", "br0", "mtu", "9000", "up")
+        # The switch accepts jumbo frames; `lab mtu 1500` makes a black hole on purpose.
+        self._ns("ip", "link", "set", "br0", "mtu", "9000", "up")
+        self._ns("ip", "addr", "add", f"{BRIDGE_IP}/24", "dev", "br0")
+
+    def _boot(self, state: LabState) -> None:
+        env_args = [
+            f"lab_dir={self.dir}",
+            f"lab_subnet={SUBNET_PREFIX}.0/24",
+            f"lab_server_ip={GUESTS[0].ip}",
+            f"lab_client1_ip={GUESTS[1].ip}",
+            f"lab_client2_ip={GUESTS[2].ip}",
+        ]
+        for guest in GUESTS:
+            disks = [f"ubd{chr(ord('0') + i)}={self.dir / 'disks' / d}" for i, d in enumerate(guest.disks)]
+            argv = [
+                "ip", "netns", "exec", self.netns, "linux.uml",
+                "root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
+                f"init={GUEST_INIT}", f"mem={guest.mem}",
+                f"umid={self.umid_prefix}-{guest.name}", f"uml_dir={self.dir / 'uml'}",
+                "con=null", "con0=null,fd:1",
+                f"vec0:transport=tap,ifname={guest.tap},mtu=9000",
+                *disks, *env_args,
+                f"lab_name={guest.name}", f"lab_role={guest.role}", f"lab_ip={guest.ip}",
+            ]  # fmt: skip
+            log = open(self.logs / f"{guest.name}.log", "wb")
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            log.close()
+            state.pids[guest.name] = proc.pid
+
+    def _wait_ready(self, state: LabState) -> None:
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        pending = {g.name for g in GUESTS}
+        while pending:
+            for name in sorted(pending):
+                log = self.logs / f"{name}.log"
+                text = log.read_text(errors="replace") if log.exists() else ""
+                if f"LAB-READY {name}" in text:
+                    pending.discard(name)
+                    continue
+                fail = next((ln for ln in text.splitlines() if ln.startswith("LAB-FAIL")), None)
+                if fail:
+                    raise LabError(f"{name}: {fail.removeprefix('LAB-FAIL ')} (console: {log})")
+                if not _alive(state.pids[name]):
+                    tail = "\n".join(text.splitlines()[-8:])
+                    raise LabError(f"{name}'s kernel exited during boot (console: {log}):\n{tail}")
+            if pending and time.monotonic() > deadline:
+                steps = {n: self._last_step(n) for n in pending}
+                raise LabError(f"guests not ready after {BOOT_TIMEOUT:.0f} s; last steps: {steps} (consoles in {self.logs})")
+            time.sleep(0.2)
+
+    def _last_step(self, name: str) -> str:
+        log = self.logs / f"{name}.log"
+        steps = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("LAB-STEP")] if log.exists() else []
+        return steps[-1].removeprefix("LAB-STEP ") if steps else "kernel boot"
+
+    def _host_links(self, state: LabState) -> None:
+        # The guests have attached to their taps (which resets offloads): turn the
+        # offloads off now, on the taps and the bridge. With them on, TCP through
+        # UML crawls with retransmits.
+        for dev in [g.tap for g in GUESTS] + ["br0"]:
+            self._ns("ethtool", "-K", dev, *(x for o in OFFLOADS for x in (o, "off")))
+        self.set_profile(state.profile, state)
+
+    def set_profile(self, profile: str, state: LabState | None = None) -> None:
+        if profile not in PROFILES:
+            raise LabError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        rate = PROFILES[profile]
+        for guest in GUESTS:
+            if rate:
+                self._ns("tc", "qdisc", "replace", "dev", guest.tap, "root", "tbf", "rate", rate, "burst", "512kb", "latency", "20ms")
+            else:
+                self._ns("tc", "qdisc", "del", "dev", guest.tap, "root", check=False)
+        state = state or self._load_state()
+        if state is not None:
+            state.profile = profile
+            self._save_state(state)
+
+    def set_mtu(self, mtu: int) -> None:
+        """The switch's MTU: 9000 passes jumbo frames; 1500 drops them (a black hole)."""
+        if not 576 <= mtu <= 9000:
+            raise LabError(f"MTU {mtu} is outside 576..9000")
+        for guest in GUESTS:
+            self._ns("ip", "link", "set", guest.tap, "mtu", str(mtu))
+        self._ns("ip", "link", "set", "br0", "mtu", str(mtu))
+        state = self._load_state()
+        if state is not None:
+            state.mtu = mtu
+            self._save_state(state)
+
+    def _forward(self, state: LabState) -> None:
+        log = open(self.logs / "forwarder.log", "wb")
+        argv = [sys.executable, "-m", "tests.lab.forwarder", self.netns, *(f"{g.name}={g.ip}:22" for g in GUESTS)]
+        proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        log.close()
+        state.pids["forwarder"] = proc.pid
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode().split()
+        proc.stdout.close()
+        if not line or line[0] != "FORWARDER-READY":
+            raise LabError(f"the forwarder did not start (see {self.logs / 'forwarder.log'})")
+        state.ports = {k: int(v) for k, v in (item.split("=") for item in line[1:])}
+
+    def _write_ssh_config(self, state: LabState) -> None:
+        entries, known = [], []
+        for guest in GUESTS:
+            port = state.ports[guest.name]
+            entries.append(
+                f"Host {guest.name}\n"
+                f"    HostName 127.0.0.1\n"
+                f"    Port {port}\n"
+                f"    User root\n"
+                f"    IdentityFile {self.key}\n"
+                f"    IdentitiesOnly yes\n"
+                f"    UserKnownHostsFile {self.known_hosts}\n"
+                f"    StrictHostKeyChecking yes\n"
+                f"    ConnectTimeout 10\n"
+            )
+            pub = (self.dir / "hosts" / guest.name / "ssh_host_ed25519_key.pub").read_text().split()
+            known.append(f"[127.0.0.1]:{port} {pub[0]} {pub[1]}")
+        self.ssh_config.write_text("# Written by `make lab-up`; ports change with every lab.\n\n" + "\n".join(entries))
+        self.known_hosts.write_text("\n".join(known) + "\n")
+
+    # ----------------------------------------------------------- guest steps
+    def ssh(self, host: str, command: str, *, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``command`` as root on a lab guest through the loopback forwarder."""
+        argv = ["ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", host, command]
+        try:
+            return _run(argv, timeout=timeout, check=check)
+        except subprocess.TimeoutExpired:
+            raise LabError(f"`{command}` on {host} did not finish in {timeout:.0f} s") from None
+
+    def _wait_ssh(self, host: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            proc = self.ssh(host, "true", check=False, timeout=15)
+            if proc.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise LabError(f"ssh to {host} fails: {proc.stderr.strip()}")
+            time.sleep(0.5)
+
+    def _guest_offloads(self) -> None:
+        offs = " ".join(f"{o} off" for o in GUEST_OFFLOADS)
+        for guest in GUESTS:
+            self._wait_ssh(guest.name)
+            self.ssh(guest.name, f"ethtool -K vec0 {offs}")
+
+    def _mount_clients(self) -> None:
+        for guest in GUESTS[1:]:
+            self.ssh(guest.name, f"mkdir -p /mnt/lab && mount -t nfs -o vers=4.2 lab-server:/srv/nfs /mnt/lab", timeout=90)
+
+    def _self_test(self) -> None:
+        problems = []
+        for dev in [g.tap for g in GUESTS] + ["br0"]:
+            problems += self._offload_problems(dev, self._ns("ethtool", "-k", dev).stdout)
+        for guest in GUESTS:
+            problems += self._offload_problems(f"{guest.name}:vec0", self.ssh(guest.name, "ethtool -k vec0").stdout, GUEST_OFFLOADS)
+        token = f"lab-selftest-{os.getpid()}-{time.time_ns()}"
+        self.ssh("lab-client1", f"echo {token} > /mnt/lab/.selftest && sync")
+        seen = self.ssh("lab-server", "cat /srv/nfs/.selftest && rm -f /srv/nfs/.selftest").stdout.strip()
+        if seen != token:
+            problems.append(f"a file written on lab-client1 read back on lab-server as {seen!r}")
+        if problems:
+            raise LabError("; ".join(problems))
+
+    @staticmethod
+    def _offload_problems(dev: str, ethtool_k: str, wanted: tuple[str, ...] = OFFLOADS) -> list[str]:
+        names = {"tso": "tcp-segmentation-offload", "gso": "generic-segmentation-offload",
+                 "gro": "generic-receive-offload", "tx": "tx-checksumming"}  # fmt: skip
+        states = dict(ln.strip().split(": ", 1) for ln in ethtool_k.splitlines() if ": " in ln)
+        return [f"{dev}: {names[o]} is {states.get(names[o], '?')}" for o in wanted if not states.get(names[o], "").startswith("off")]
+
+    # ------------------------------------------------------------------ down
+    def down(self, say: Callable[[str], None] = print) -> None:
+        state = self._load_state()
+        pids = dict(state.pids) if state else {}
+        for name, pid in pids.items():
+            if name != "forwarder" and _alive(pid):
+                self._halt_guest(name, pid)
+        # Whatever is left of this lab's kernels (UML forks helper processes).
+        for pid in self._lab_processes():
+            _kill_group(pid, signal.SIGKILL)
+        if (fwd := pids.get("forwarder")) and _alive(fwd):
+            _kill_group(fwd, signal.SIGTERM)
+        _wait_gone([p for p in pids.values()], 5)
+        if self._netns_exists():
+            _run(["ip", "netns", "del", self.netns], check=False)
+        for sub in ("disks", "uml", "hosts", "keys"):
+            shutil.rmtree(self.dir / sub, ignore_errors=True)
+        for f in (self.state_file, self.ssh_config, self.known_hosts, self.dir / "sshd_config"):
+            f.unlink(missing_ok=True)
+        leftovers = self._lab_processes()
+        if leftovers:
+            raise LabError(f"processes of the lab survived: {leftovers}")
+        say("lab is down")
+
+    def _halt_guest(self, name: str, pid: int) -> None:
+        sock = self.dir / "uml" / f"{self.umid_prefix}-{name}" / "mconsole"
+        if sock.exists() and shutil.which("uml_mconsole"):
+            try:  # answers only once the kernel is gone, if ever: don't wait long
+                _run(["uml_mconsole", str(sock), "halt"], check=False, timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+            if _wait_gone([pid], 3):
+                return
+        _kill_group(pid, signal.SIGTERM)
+        if not _wait_gone([pid], 5):
+            _kill_group(pid, signal.SIGKILL)
+
+    def _lab_processes(self) -> list[int]:
+        found = []
+        marker = f"umid={self.umid_prefix}-".encode()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                        found.append(int(entry.name))
+                except OSError:
+                    pass
+        return found
+
+    # ---------------------------------------------------------------- status
+    def status(self) -> dict[str, object]:
+        state = self._load_state()
+        report: dict[str, object] = {"lab_dir": str(self.dir), "netns": self.netns, "netns_exists": self._netns_exists()}
+        if state is None:
+            report["up"] = False
+            return report
+        hosts = {}
+        for guest in GUESTS:
+            pid = state.pids.get(guest.name)
+            port = state.ports.get(guest.name)
+            hosts[guest.name] = {
+                "ip": guest.ip,
+                "port": port,
+                "kernel_alive": bool(pid and _alive(pid)),
+                "ssh": bool(port and _ssh_banner(port)),
+            }
+        report.update(
+            up=self.is_up() and all(h["ssh"] for h in hosts.values()),
+            profile=state.profile,
+            mtu=state.mtu,
+            ssh_config=str(self.ssh_config),
+            hosts=hosts,
+            forwarder_alive=_alive(state.pids.get("forwarder", -1)) if "forwarder" in state.pids else False,
+        )
+        return report
+
+
+def _ssh_banner(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.settimeout(5)
+            return sock.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _kill_group(pid: int, sig: signal.Signals) -> None:
+    for target in (lambda: os.killpg(pid, sig), lambda: os.kill(pid, sig)):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _wait_gone(pids: list[int], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while any(_alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        for p in pids:  # reap our own children so they do not linger as zombies
+            try:
+                os.waitpid(p, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.1)
+    return True

@@ -1,0 +1,102 @@
+"""The desktop data really ships: in the wheel, and in a `pipx install .` that works.
+
+Both build from a copy of the working tree, so nothing is written into the shared
+checkout (pip's in-tree build would leave build/ and egg-info behind).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app import __version__
+from app.desktop_entry import data_files
+from tests.packaging._tools import (
+    APP_ID,
+    assert_desktop_file_valid,
+    copy_checkout,
+    headless_env,
+    python_for_venvs,
+    run,
+)
+
+PACKAGE_DIR = "resources/desktop"
+HINT = (
+    "the package-data patterns in pyproject.toml ([tool.setuptools.package-data]) must "
+    "match every file of resources/desktop (and resources/desktop/__init__.py must exist)"
+)
+
+
+@pytest.fixture(scope="module")
+def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_checkout(tmp_path_factory.mktemp("src") / "nfs-tuner")
+
+
+def test_wheel_contains_the_desktop_data(source_copy: Path, tmp_path: Path) -> None:
+    out = run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source_copy)],
+        timeout=300, env=headless_env(),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    (wheel,) = tmp_path.glob("nfs_tuner-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    wanted = {f"{PACKAGE_DIR}/{f.resource}" for f in data_files()} | {f"{PACKAGE_DIR}/__init__.py"}
+    missing = sorted(wanted - names)
+    assert not missing, f"missing from {wheel.name}: {missing}; {HINT}"
+
+
+def _pipx(cache: Path) -> list[str]:
+    """pipx from PATH, else from a venv made once per test session."""
+    found = shutil.which("pipx")
+    if found:
+        return [found]
+    venv = cache / "pipx-venv"
+    if not (venv / "bin" / "pipx").exists():
+        made = run([python_for_venvs(), "-m", "venv", str(venv)], timeout=120)
+        assert made.returncode == 0, made.stderr
+        got = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "pipx>=1.4"], timeout=300)
+        assert got.returncode == 0, f"installing pipx failed: {got.stderr}"
+    return [str(venv / "bin" / "pipx")]
+
+
+@pytest.fixture(scope="module")
+def pipx_install(source_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pipx install` of the checkout into a private PIPX_HOME; returns PIPX_BIN_DIR."""
+    root = tmp_path_factory.mktemp("pipx")
+    bin_dir = root / "bin"
+    env = headless_env(
+        PIPX_HOME=str(root / "home"), PIPX_BIN_DIR=str(bin_dir), PIPX_MAN_DIR=str(root / "man"),
+        PIPX_DEFAULT_PYTHON=python_for_venvs(),
+    )
+    start = time.monotonic()
+    out = run([*_pipx(root), "install", "--python", python_for_venvs(), str(source_copy)], timeout=900, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    print(f"pipx install took {time.monotonic() - start:.0f} s")
+    return bin_dir
+
+
+@pytest.mark.slow
+def test_pipx_install_gives_a_working_nfs_tuner(pipx_install: Path) -> None:
+    exe = pipx_install / "nfs-tuner"
+    assert exe.exists(), f"pipx made no {exe}"
+    out = run([str(exe), "--version"], env=headless_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"nfs-tuner {__version__}"
+
+
+@pytest.mark.slow
+def test_pipx_install_installs_the_desktop_entry(pipx_install: Path, tmp_path: Path) -> None:
+    exe = pipx_install / "nfs-tuner"
+    out = run([str(exe), "--install-desktop-entry"], env=headless_env(XDG_DATA_HOME=str(tmp_path)))
+    assert out.returncode == 0, f"{out.stdout}{out.stderr}\n{HINT}"
+    desktop = tmp_path / "applications" / f"{APP_ID}.desktop"
+    # pipx's bin link, not the venv behind it: the link survives `pipx upgrade`.
+    assert f"Exec={exe}\n" in desktop.read_text(encoding="utf-8")
+    for f in data_files():
+        assert (tmp_path / f.target).is_file(), f"{f.target} not installed"
+    assert_desktop_file_valid(desktop)

@@ -1,0 +1,231 @@
+"""The Run page's live plots: the trial's throughput per client and summed, with its
+rolling mean and stability band, and the server's disk and NIC beside it.
+
+Efficiency: curves are created once per client; every frame calls ``setData`` with
+views into the ring buffers (no copies), the view clips to what is visible and
+downsamples by peak, and a frame with no new data draws nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from numpy.typing import NDArray
+from PySide6.QtCore import QEvent, Qt, Slot
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from ui import theme
+from ui.live_data import LiveData
+
+ROLLING_WINDOW = 20  # samples: 5 s at 4 Hz, the window the stability check uses
+STABLE_CV = 0.03  # coefficient of variation below which a trial counts as stable (display only)
+METRICS = {  # metric → (axis label, units for SI prefixes)
+    "throughput": ("throughput", "B/s"),
+    "ops": ("operations", "op/s"),
+    "lat_p99": ("p99 latency (ms)", ""),
+}
+
+
+def rolling_mean_std(y: NDArray[np.float64], window: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Trailing mean and standard deviation over ``window`` samples (shorter at the start)."""
+    n = len(y)
+    if n == 0:
+        return y.copy(), y.copy()
+    c1 = np.concatenate(([0.0], np.cumsum(y)))
+    c2 = np.concatenate(([0.0], np.cumsum(y * y)))
+    hi = np.arange(1, n + 1)
+    lo = np.maximum(0, hi - window)
+    count = hi - lo
+    mean = (c1[hi] - c1[lo]) / count
+    var = np.maximum((c2[hi] - c2[lo]) / count - mean * mean, 0.0)
+    return mean, np.sqrt(var)
+
+
+def _new_plot(title: str) -> pg.PlotWidget:
+    plot = pg.PlotWidget()
+    item = plot.getPlotItem()
+    item.setClipToView(True)
+    item.setDownsampling(auto=True, mode="peak")
+    item.showGrid(x=True, y=True, alpha=0.25)
+    item.setTitle(title)
+    item.setLabel("bottom", "time in trial", units="s")
+    item.setMenuEnabled(False)
+    item.enableAutoRange(axis="y", enable=True)
+    theme.style_plot(plot)
+    return plot
+
+
+class ThroughputPlot(QWidget):
+    """Per-client curves plus the sum, its rolling mean and ± one-stddev band."""
+
+    def __init__(self, live: LiveData, parent: QWidget | None = None, title: str = "Current trial") -> None:
+        super().__init__(parent)
+        self.live = live
+        self.metric = "throughput"
+        self.plot = _new_plot(title)
+        item = self.plot.getPlotItem()
+        self.legend = item.addLegend(offset=(6, 6), colCount=2)
+        self.client_curves: dict[str, pg.PlotDataItem] = {}
+        self.sum_curve = item.plot(name="sum of clients")
+        self.mean_curve = item.plot(name="rolling mean (5 s)")
+        self._band_hi = pg.PlotDataItem()
+        self._band_lo = pg.PlotDataItem()
+        self.band = pg.FillBetweenItem(self._band_lo, self._band_hi)
+        item.addItem(self.band)
+        self.band.setZValue(-10)
+        self.stability = QLabel("waiting for samples…", self)
+        self.stability.setObjectName("stabilityLabel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+        self._drawn = -1
+        self._resets_seen = -1
+        self._restyle()
+        self.set_metric("throughput")
+
+    def _restyle(self) -> None:
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.Text)
+        highlight = pal.color(QPalette.ColorRole.Highlight)
+        self.sum_curve.setPen(pg.mkPen(text, width=2))
+        self.mean_curve.setPen(pg.mkPen(highlight, width=2, style=Qt.PenStyle.DashLine))
+        band = QColor(highlight)
+        band.setAlpha(60)
+        self.band.setBrush(pg.mkBrush(band))
+        self.band.setPen(pg.mkPen(None))
+        for i, curve in enumerate(self.client_curves.values()):
+            curve.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
+        theme.style_plot(self.plot)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+        super().changeEvent(event)
+
+    def set_metric(self, metric: str) -> None:
+        label, units = METRICS[metric]
+        self.metric = metric
+        self.plot.getPlotItem().setLabel("left", label, units=units)
+        summed = metric == "throughput"  # summing latencies would mean nothing
+        for item in (self.sum_curve, self.mean_curve, self.band):
+            item.setVisible(summed)
+        self._drawn = -1
+        self.refresh()
+
+    def _client_curve(self, name: str) -> pg.PlotDataItem:
+        curve = self.client_curves.get(name)
+        if curve is None:
+            curve = self.plot.getPlotItem().plot(name=name)
+            curve.setZValue(-5)
+            self.client_curves[name] = curve
+            for i, c in enumerate(self.client_curves.values()):  # re-spread hues as clients appear
+                c.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
+        return curve
+
+    @Slot()
+    def refresh(self) -> None:
+        live = self.live
+        if live.version == self._drawn:
+            return
+        self._drawn = live.version
+        if live.resets != self._resets_seen:  # new trial: let the view rescale from zero
+            self._resets_seen = live.resets
+            self.plot.getPlotItem().enableAutoRange()
+        for name, series in live.clients.items():
+            t, y = series.series[self.metric].view()
+            self._client_curve(name).setData(t, y)
+        if self.metric != "throughput":
+            return
+        t, y = live.total_series()
+        self.sum_curve.setData(t, y)
+        mean, std = rolling_mean_std(y, ROLLING_WINDOW)
+        self.mean_curve.setData(t, mean)
+        self._band_hi.setData(t, mean + std)
+        self._band_lo.setData(t, mean - std)
+        self._update_stability(mean, std)
+
+    def _update_stability(self, mean: NDArray[np.float64], std: NDArray[np.float64]) -> None:
+        if len(mean) < ROLLING_WINDOW:
+            self.stability.setText("warming up…" if len(mean) else "waiting for samples…")
+            return
+        cv = float(std[-1] / mean[-1]) if mean[-1] > 0 else 1.0
+        state = "stable" if cv < STABLE_CV else "settling"
+        self.stability.setText(f"{state}: {mean[-1] / 1e6:,.0f} MB/s, CV {cv * 100:.1f} % over 5 s")
+
+
+class ServerPlot(QWidget):
+    """The server's disk and NIC throughput, like ``iostat 1`` and ``sar -n DEV 1``."""
+
+    SERIES = (("disk_read", "disk read"), ("disk_write", "disk write"), ("net_rx", "NIC rx"), ("net_tx", "NIC tx"))
+
+    def __init__(self, live: LiveData, parent: QWidget | None = None, host: str | None = None) -> None:
+        super().__init__(parent)
+        self.live = live
+        self.host = host
+        self.plot = _new_plot("Server disk and NIC")
+        item = self.plot.getPlotItem()
+        item.setLabel("left", "throughput", units="B/s")
+        item.addLegend(offset=(6, 6))
+        colours = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
+        styles = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DashLine)
+        self.curves = {
+            key: item.plot(name=label, pen=pg.mkPen(colour, width=2, style=style))
+            for (key, label), colour, style in zip(self.SERIES, colours, styles)
+        }
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+        self._drawn = -1
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            theme.style_plot(self.plot)
+        super().changeEvent(event)
+
+    @Slot()
+    def refresh(self) -> None:
+        if self.live.version == self._drawn:
+            return
+        self._drawn = self.live.version
+        host = self.live.hosts.get(self.host) if self.host else next(iter(self.live.hosts.values()), None)
+        for key, curve in self.curves.items():
+            if host is None:
+                curve.setData([], [])
+            else:
+                curve.setData(*host.series[key].view())
+
+
+class LivePlots(QWidget):
+    """Both plots side by side with a metric switch and the stability readout."""
+
+    def __init__(self, live: LiveData, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.trial = ThroughputPlot(live, self)
+        self.server = ServerPlot(live, self)
+        self.metric_box = QComboBox(self)
+        self.metric_box.addItem("Throughput", "throughput")
+        self.metric_box.addItem("Operations per second", "ops")
+        self.metric_box.addItem("p99 latency", "lat_p99")
+        self.metric_box.setAccessibleName("Metric shown per client")
+        self.metric_box.currentIndexChanged.connect(
+            lambda _i: self.trial.set_metric(str(self.metric_box.currentData())))
+        top = QHBoxLayout()
+        top.addWidget(QLabel("&Show:", self, buddy=self.metric_box))
+        top.addWidget(self.metric_box)
+        top.addStretch(1)
+        top.addWidget(self.trial.stability)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.trial)
+        split.addWidget(self.server)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+
+    @Slot()
+    def refresh(self) -> None:
+        self.trial.refresh()
+        self.server.refresh()

@@ -1,0 +1,1 @@
+"""The wizard's pages, in the order the admin meets them."""

@@ -1,0 +1,312 @@
+"""Page 1: the server and its clients, each connected, trusted and described."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QStyle,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.async_tasks import dialog_result, spawn
+from ui.core_api import HostError, HostFacts, HostKey, HostRole, HostState
+from ui.pages.base import Page
+from ui.trust_dialog import TrustDialog
+
+# What ssh accepts as a destination: user@host, names, IPv4, [IPv6]; never shell syntax.
+HOST_RE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\])$")
+COLUMNS = ("Host", "Role", "Status", "Kernel", "NIC / MTU", "Storage", "Exports / mounts", "Privilege")
+
+
+@dataclass(slots=True)
+class HostRow:
+    name: str
+    role: HostRole
+    state: HostState = HostState.NEW
+    facts: HostFacts | None = None
+    error: str = ""
+
+
+class HostsPage(Page):
+    TITLE = "Hosts"
+    SUBTITLE = "Add the NFS server and the clients to test from. Each is connected over SSH and described."
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.rows: dict[str, HostRow] = {}
+        self._trust_lock = asyncio.Lock()
+        self.trust_dialog: TrustDialog | None = None
+
+        # adding hosts
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setPlaceholderText("host name, user@host or address")
+        self.name_edit.setAccessibleName("Host name")
+        self.role_box = QComboBox(self)
+        self.role_box.addItem("Server", HostRole.SERVER)
+        self.role_box.addItem("Client", HostRole.CLIENT)
+        self.add_button = QPushButton("&Add", self)
+        self.add_button.clicked.connect(self._add_typed)
+        self.name_edit.returnPressed.connect(self._add_typed)
+        self.name_error = QLabel(self)
+        self.name_error.setObjectName("nameError")
+        self.ssh_list = QListWidget(self)
+        self.ssh_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.ssh_list.addItems(list(self.core.ssh_config_hosts()))
+        self.ssh_list.setAccessibleName("Hosts from the SSH configuration")
+        self.ssh_server = QPushButton("As &server", self)
+        self.ssh_clients = QPushButton("As &clients", self)
+        self.ssh_server.clicked.connect(lambda: self._add_from_list(self.ssh_list, HostRole.SERVER))
+        self.ssh_clients.clicked.connect(lambda: self._add_from_list(self.ssh_list, HostRole.CLIENT))
+        self.offered_list = QListWidget(self)
+        self.offered_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.offered_add = QPushButton("Add &offered clients", self)
+        self.offered_add.clicked.connect(self._add_offered)
+
+        add_box = QGroupBox("Add a host", self)
+        grid = QGridLayout(add_box)
+        grid.addWidget(QLabel("&Name:", self, buddy=self.name_edit), 0, 0)
+        grid.addWidget(self.name_edit, 0, 1, 1, 2)
+        grid.addWidget(self.role_box, 1, 1)
+        grid.addWidget(self.add_button, 1, 2)
+        grid.addWidget(self.name_error, 2, 0, 1, 3)
+        ssh_box = QGroupBox("From ~/.ssh/config", self)
+        ssh_layout = QVBoxLayout(ssh_box)
+        ssh_layout.addWidget(self.ssh_list)
+        row = QHBoxLayout()
+        row.addWidget(self.ssh_server)
+        row.addWidget(self.ssh_clients)
+        ssh_layout.addLayout(row)
+        offered_box = QGroupBox("Clients the server sees", self)
+        offered_layout = QVBoxLayout(offered_box)
+        offered_layout.addWidget(self.offered_list)
+        offered_layout.addWidget(self.offered_add)
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(add_box)
+        left_layout.addWidget(ssh_box, 1)
+        left_layout.addWidget(offered_box, 1)
+
+        # the hosts and their facts
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._show_facts)
+        self.table.setAccessibleName("Hosts")
+        self.retest_button = QPushButton("&Test again", self)
+        self.retest_button.clicked.connect(self._retest_selected)
+        self.remove_button = QPushButton("&Remove", self)
+        self.remove_button.clicked.connect(self._remove_selected)
+        self.facts_view = QTextBrowser(self)
+        self.facts_view.setAccessibleName("Facts of the selected host")
+        self.summary = QLabel(self)
+        self.summary.setObjectName("hostsSummary")
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.table, 3)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.summary, 1)
+        buttons.addWidget(self.retest_button)
+        buttons.addWidget(self.remove_button)
+        right_layout.addLayout(buttons)
+        right_layout.addWidget(self.facts_view, 2)
+
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(1, 3)
+        split.setSizes([300, 900])
+        layout = QVBoxLayout(self)
+        layout.addWidget(split)
+        self._refresh_summary()
+
+    # --- adding ---
+    @Slot()
+    def _add_typed(self) -> None:
+        name = self.name_edit.text().strip()
+        if not HOST_RE.match(name):
+            self.name_error.setText(f"“{html.escape(name)}” is not a host name ssh would accept." if name
+                                    else "Type a host name first.")
+            return
+        self.name_error.clear()
+        self.add_host(name, self.role_box.currentData())
+        self.name_edit.clear()
+
+    def _add_from_list(self, widget: QListWidget, role: HostRole) -> None:
+        for item in widget.selectedItems():
+            self.add_host(item.text(), role)
+            if role is HostRole.SERVER:
+                break  # one server
+
+    def _add_offered(self) -> None:
+        items = self.offered_list.selectedItems() or [self.offered_list.item(i) for i in range(self.offered_list.count())]
+        for item in items:
+            self.add_host(item.text(), HostRole.CLIENT)
+
+    def add_host(self, name: str, role: HostRole) -> None:
+        if role is HostRole.SERVER:  # a second server replaces the first
+            for old in [r.name for r in self.rows.values() if r.role is HostRole.SERVER and r.name != name]:
+                self.remove_host(old)
+        if name in self.rows and self.rows[name].role is role and self.rows[name].state is HostState.OK:
+            return
+        self.rows[name] = HostRow(name, role)
+        self._render()
+        self.test_host(name)
+
+    def remove_host(self, name: str) -> None:
+        self.rows.pop(name, None)
+        self._render()
+
+    def test_host(self, name: str) -> None:
+        row = self.rows[name]
+        row.state, row.error = HostState.CONNECTING, ""
+        self._render()
+        spawn(self._connect(row))
+
+    async def _connect(self, row: HostRow) -> None:
+        try:
+            facts = await self.core.connect(row.name, row.role, self.ask_trust)
+        except HostError as exc:
+            row.state = HostState.REJECTED if "not trusted" in str(exc) else HostState.FAILED
+            row.error = str(exc)
+        else:
+            row.state, row.facts = HostState.OK, facts
+            if row.role is HostRole.SERVER:
+                spawn(self._offer_clients(row.name))
+        if self.rows.get(row.name) is row:
+            self._render()
+
+    async def _offer_clients(self, server: str) -> None:
+        try:
+            offered = await self.core.nfs_clients_of(server)
+        except HostError:
+            return
+        self.offered_list.clear()
+        self.offered_list.addItems([c for c in offered if c not in self.rows])
+
+    async def ask_trust(self, key: HostKey) -> bool:
+        """One trust question at a time, even when several hosts connect at once."""
+        async with self._trust_lock:
+            self.trust_dialog = TrustDialog(key, self.window())
+            try:
+                return await dialog_result(self.trust_dialog) == TrustDialog.DialogCode.Accepted
+            finally:
+                self.trust_dialog.deleteLater()
+                self.trust_dialog = None
+
+    def _selected(self) -> str | None:
+        items = self.table.selectedItems()
+        return self.table.item(items[0].row(), 0).text() if items else None
+
+    def _retest_selected(self) -> None:
+        name = self._selected()
+        if name:
+            self.test_host(name)
+
+    def _remove_selected(self) -> None:
+        name = self._selected()
+        if name:
+            self.remove_host(name)
+
+    # --- showing ---
+    def _render(self) -> None:
+        selected = self._selected()
+        self.table.setRowCount(len(self.rows))
+        order = sorted(self.rows.values(), key=lambda r: (r.role is not HostRole.SERVER, r.name))
+        for i, row in enumerate(order):
+            f = row.facts
+            nics = ", ".join(f"{n.name} {n.mtu}" + (f" @ {n.speed_mbps // 1000} Gb/s" if n.speed_mbps and n.speed_mbps >= 1000 else "")
+                             for n in f.nics) if f else ""
+            status = row.state.value if not row.error else f"{row.state.value}: {row.error}"
+            cells = (row.name, row.role.value, status, f.kernel if f else "", nics,
+                     "; ".join(f.md_arrays) if f else "", "; ".join(f.exports or f.mounts) if f else "",
+                     f.privilege if f else "")
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if col == 2:
+                    item.setIcon(self._state_icon(row.state))
+                self.table.setItem(i, col, item)
+            if row.name == selected:
+                self.table.selectRow(i)
+        self._show_facts()
+        self._refresh_summary()
+        self.completeChanged.emit()
+
+    def _state_icon(self, state: HostState):  # type: ignore[no-untyped-def]
+        pixmap = {
+            HostState.OK: QStyle.StandardPixmap.SP_DialogApplyButton,
+            HostState.FAILED: QStyle.StandardPixmap.SP_MessageBoxCritical,
+            HostState.REJECTED: QStyle.StandardPixmap.SP_MessageBoxWarning,
+            HostState.CONNECTING: QStyle.StandardPixmap.SP_BrowserReload,
+        }.get(state, QStyle.StandardPixmap.SP_MessageBoxQuestion)
+        return self.style().standardIcon(pixmap)
+
+    def _show_facts(self) -> None:
+        name = self._selected()
+        row = self.rows.get(name or "")
+        if row is None:
+            self.facts_view.setHtml("<p>Select a host to see what was found on it.</p>")
+            return
+        f = row.facts
+        if f is None:
+            self.facts_view.setHtml(f"<h3>{html.escape(row.name)}</h3><p>{html.escape(row.error or row.state.value)}</p>")
+            return
+        items = [("Kernel", f.kernel), ("System", f.distro), ("CPUs", str(f.cpus)),
+                 ("Memory", f"{f.mem_bytes / (1 << 30):.0f} GiB"), ("Privilege", f.privilege)]
+        items += [(f"NIC {n.name}", f"MTU {n.mtu}, {n.speed_mbps or '?'} Mb/s, {n.address}") for n in f.nics]
+        items += [("md array", a) for a in f.md_arrays] + [("export", e) for e in f.exports]
+        items += [("mount", m) for m in f.mounts]
+        body = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in items)
+        self.facts_view.setHtml(f"<h3>{html.escape(f.host)} ({f.role.value})</h3><table cellspacing=4>{body}</table>")
+
+    def _refresh_summary(self) -> None:
+        server = [r for r in self.rows.values() if r.role is HostRole.SERVER and r.state is HostState.OK]
+        clients = [r for r in self.rows.values() if r.role is HostRole.CLIENT and r.state is HostState.OK]
+        need = []
+        if not server:
+            need.append("a connected server")
+        if not clients:
+            need.append("at least one connected client")
+        self.summary.setText("Ready: 1 server, %d client(s)." % len(clients) if not need
+                             else "Still needed: " + " and ".join(need) + ".")
+
+    # --- QWizardPage ---
+    def isComplete(self) -> bool:
+        states = [r.state for r in self.rows.values()]
+        has_server = any(r.role is HostRole.SERVER and r.state is HostState.OK for r in self.rows.values())
+        has_client = any(r.role is HostRole.CLIENT and r.state is HostState.OK for r in self.rows.values())
+        return has_server and has_client and HostState.CONNECTING not in states
+
+    def validatePage(self) -> bool:
+        ok = [r for r in self.rows.values() if r.state is HostState.OK and r.facts is not None]
+        self.state.server = next(r.name for r in ok if r.role is HostRole.SERVER)
+        self.state.clients = [r.name for r in ok if r.role is HostRole.CLIENT]
+        self.state.facts = {r.name: r.facts for r in ok if r.facts is not None}
+        return True

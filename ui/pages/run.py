@@ -1,0 +1,225 @@
+"""Page 4: the sweep, live: plots, finished trials, progress, the journal, and the brakes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from PySide6.QtCore import QSize, Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStyle,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from ui.async_tasks import spawn
+from ui.core_api import (
+    HostError,
+    JournalChanged,
+    RunFinished,
+    RunOutcome,
+    RunProgress,
+    TrialFinished,
+    TrialStarted,
+)
+from ui.live_plot import LivePlots
+from ui.pages.base import Page, config_text, duration, mb_s
+
+
+class RunPage(Page):
+    TITLE = "Run"
+    SUBTITLE = "Each trial applies its settings, remounts, drops caches and runs the workload until it is stable."
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.task: asyncio.Task[RunOutcome] | None = None
+        self.finished_trials: list[TrialFinished] = []
+        self.paused = False
+        self.labels = {k.name: k.label for k in self.core.knobs()}
+
+        self.progress = QProgressBar(self)
+        self.progress.setFormat("%v of %m trials")
+        self.trial_label = QLabel("Starting…", self)
+        self.trial_label.setObjectName("trialLabel")
+        self.eta_label = QLabel(self)
+        self.eta_label.setObjectName("etaLabel")
+        self.pause_button = QPushButton("&Pause", self)
+        self.pause_button.clicked.connect(self.toggle_pause)
+        self.skip_button = QPushButton("S&kip trial", self)
+        self.skip_button.clicked.connect(self.core.skip_trial)
+        self.cancel_button = QPushButton("&Cancel and revert", self)
+        self.cancel_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton))
+        self.cancel_button.clicked.connect(self.ask_cancel)
+        self.cancel_question: QMessageBox | None = None
+
+        self.plots = LivePlots(self.bridge.live, self)
+        self.bridge.frame.connect(self.plots.refresh)
+
+        self.strip = QListWidget(self)
+        self.strip.setObjectName("trialStrip")
+        self.strip.setFlow(QListView.Flow.LeftToRight)
+        self.strip.setWrapping(False)
+        self.strip.setViewMode(QListView.ViewMode.IconMode)
+        self.strip.setGridSize(QSize(170, 64))
+        self.strip.setWordWrap(True)
+        self.strip.setMovement(QListView.Movement.Static)
+        self.strip.setFixedHeight(92)
+        self.strip.setAccessibleName("Finished trials")
+
+        self.journal = QTableWidget(0, 4, self)
+        self.journal.setObjectName("journalTable")
+        self.journal.setHorizontalHeaderLabels(("Host", "Change", "From → to", "State"))
+        self.journal.verticalHeader().hide()
+        self.journal.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.journal.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.journal.setAccessibleName("Journal of changes on the hosts")
+
+        top = QHBoxLayout()
+        top.addWidget(self.progress, 2)
+        top.addWidget(self.eta_label)
+        top.addWidget(self.pause_button)
+        top.addWidget(self.skip_button)
+        top.addWidget(self.cancel_button)
+        strip_box = QGroupBox("Finished trials", self)
+        QVBoxLayout(strip_box).addWidget(self.strip)
+        journal_box = QGroupBox("Journal of changes on the hosts (all put back at the end)", self)
+        QVBoxLayout(journal_box).addWidget(self.journal)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.plots)
+        split.addWidget(journal_box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([440, 150])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.trial_label)
+        layout.addWidget(split, 1)
+        layout.addWidget(strip_box)
+
+        self.bridge.trialStarted.connect(self.on_trial_started)
+        self.bridge.trialFinished.connect(self.on_trial_finished)
+        self.bridge.progress.connect(self.on_progress)
+        self.bridge.journalChanged.connect(self.on_journal)
+        self.bridge.runFinished.connect(self.on_run_finished)
+
+    def initializePage(self) -> None:
+        if self.task is not None or self.state.plan is None:
+            return
+        total, seconds = self.core.estimate_duration(self.state.plan)
+        self.progress.setRange(0, total)
+        self.progress.setValue(0)
+        self.eta_label.setText(f"about {duration(seconds)} left")
+        self.finished_trials.clear()
+        self.strip.clear()
+        self.state.outcome = None
+        self._set_running(True)
+        self.task = spawn(self.core.run(self.state.plan), on_done=self._run_done)
+
+    def _run_done(self, task: asyncio.Task[RunOutcome]) -> None:
+        self.task = None
+        if task.cancelled():
+            self.state.outcome = RunOutcome.CANCELLED
+        elif isinstance(task.exception(), HostError):
+            self.state.outcome = RunOutcome.FAILED
+            self.trial_label.setText(f"The run stopped: {task.exception()}")
+        elif (exc := task.exception()) is not None:
+            self.state.outcome = RunOutcome.FAILED
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        else:
+            self.state.outcome = task.result()
+        self._set_running(False)
+        self.completeChanged.emit()
+
+    # --- events from the core ---
+    @Slot(object)
+    def on_trial_started(self, ev: TrialStarted) -> None:
+        self.trial_label.setText(f"Trial {ev.index} of {ev.total}: {config_text(ev.config)} · "
+                                 f"{ev.workload}, repetition {ev.repetition}")
+        self.progress.setMaximum(ev.total)
+
+    @Slot(object)
+    def on_trial_finished(self, ev: TrialFinished) -> None:
+        self.finished_trials.append(ev)
+        changed = {self.labels.get(k, k): v for k, v in ev.config.items()}
+        mark = "skipped" if ev.skipped else ("stable" if ev.stable else "unstable")
+        item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}\n{mb_s(ev.mean_bps)} · CV {ev.cv * 100:.1f} %\n{mark}")
+        item.setToolTip(config_text(changed))
+        icon = QStyle.StandardPixmap.SP_DialogApplyButton if ev.stable else QStyle.StandardPixmap.SP_MessageBoxWarning
+        item.setIcon(self.style().standardIcon(icon))
+        self.strip.addItem(item)
+        self.strip.scrollToItem(item)
+
+    @Slot(object)
+    def on_progress(self, ev: RunProgress) -> None:
+        self.progress.setMaximum(ev.total)
+        self.progress.setValue(ev.done)
+        self.eta_label.setText(f"about {duration(ev.eta_s)} left")
+
+    @Slot(object)
+    def on_journal(self, ev: JournalChanged) -> None:
+        self.journal.setRowCount(len(ev.entries))
+        for i, e in enumerate(ev.entries):
+            for col, text in enumerate((e.host, e.what, f"{e.old} → {e.new}", e.state)):
+                self.journal.setItem(i, col, QTableWidgetItem(text))
+        self.journal.scrollToBottom()
+
+    @Slot(object)
+    def on_run_finished(self, ev: RunFinished) -> None:
+        self.trial_label.setText(f"Run {ev.outcome.value}. Every change on the hosts has been put back.")
+        if ev.outcome is RunOutcome.COMPLETED:
+            self.progress.setValue(self.progress.maximum())
+            self.eta_label.setText("done")
+
+    # --- the brakes ---
+    @Slot()
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused:
+            self.core.pause()
+            self.pause_button.setText("&Resume")
+        else:
+            self.core.resume()
+            self.pause_button.setText("&Pause")
+
+    @Slot()
+    def ask_cancel(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Cancel the run?",
+                          "Stop the run and put back every change made on the hosts?",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setObjectName("cancelQuestion")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.button(QMessageBox.StandardButton.Yes).setText("Cancel and &revert")
+        box.button(QMessageBox.StandardButton.No).setText("&Keep running")
+        box.finished.connect(lambda _r: box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
+                             and self.cancel())
+        self.cancel_question = box
+        box.open()
+
+    def cancel(self) -> None:
+        self.trial_label.setText("Cancelling and putting every change back…")
+        self.cancel_button.setEnabled(False)
+        spawn(self.core.cancel_and_revert())
+
+    def _set_running(self, running: bool) -> None:
+        for b in (self.pause_button, self.skip_button, self.cancel_button):
+            b.setEnabled(running)
+
+    def isComplete(self) -> bool:
+        return self.task is None and self.state.outcome is not None and bool(self.finished_trials)
+
+    def validatePage(self) -> bool:
+        self.state.results = self.core.results()
+        return True

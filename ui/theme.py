@@ -1,0 +1,59 @@
+"""Colours taken from the system palette, so light and dark desktops both read well."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+# Drawing speed first: no antialiasing, no OpenGL dependency.
+pg.setConfigOptions(antialias=False, useOpenGL=False, foreground="k", background="w")
+
+SAFETY_COLOURS = {  # used as text colour of a badge; readable on light and dark
+    "SAFE": "#2e8b57",
+    "REMOUNT": "#1e78c8",
+    "DISRUPTIVE": "#d2691e",
+    "DATA_RISK": "#d03030",
+}
+
+
+def palette() -> QPalette:
+    app = QApplication.instance()
+    return app.palette() if isinstance(app, QApplication) else QPalette()
+
+
+def is_dark() -> bool:
+    return palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def style_plot(widget: pg.PlotWidget) -> None:
+    """Plot background and axes follow the window's palette."""
+    pal = widget.palette()
+    widget.setBackground(pal.color(QPalette.ColorRole.Base))
+    text = pal.color(QPalette.ColorRole.Text)
+    item = widget.getPlotItem()
+    for name in ("left", "bottom"):
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen(text))
+        axis.setTextPen(pg.mkPen(text))
+    item.titleLabel.setAttr("color", text.name())
+
+
+def client_colour(index: int, count: int) -> QColor:
+    """Distinct hues, lighter on dark backgrounds."""
+    colour = pg.intColor(index, hues=max(count, 8), values=1, maxValue=255 if is_dark() else 200)
+    return QColor(colour)
+
+
+def mix(a: QColor, b: QColor, f: float) -> QColor:
+    return QColor(int(a.red() * (1 - f) + b.red() * f), int(a.green() * (1 - f) + b.green() * f),
+                  int(a.blue() * (1 - f) + b.blue() * f))
+
+
+def apply_app_style(app: QApplication) -> None:
+    """Fusion follows the palette (including the colour scheme hint) on every desktop."""
+    from importlib.resources import files
+
+    app.setStyle("Fusion")
+    app.setStyleSheet(files("resources").joinpath("style.qss").read_text(encoding="utf-8"))
+
