@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts
+from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts, split_sections
+from app.facts.build import CUT_SHORT
 from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer
 from app.hosts.privilege import PrivilegeMode, sudo_commands_for, sudoers_line
 from app.hosts.ssh_config import config_hosts
@@ -31,22 +32,25 @@ class Discovery:
         return self.facts is not None
 
 
-async def _gather(conn: HostConnection, sudo: bool) -> HostFacts:
+async def _gather(conn: HostConnection, sudo: bool) -> tuple[HostFacts, str]:
     result = await conn.run(["sh", "-s"], sudo=sudo, input=GATHER_SCRIPT, timeout=GATHER_TIMEOUT)
-    return build_host_facts(conn.name, result.stdout)
+    return build_host_facts(conn.name, result.stdout), result.stdout
 
 
 async def discover_host(conn: HostConnection) -> HostFacts:
-    """Two round trips: who may do what, then every fact at once.
+    """One round trip for root (the script also probes privilege), two for sudoers.
 
-    With sudo the script also reads root-only files (NFSv4 client records); if a
-    narrow sudoers rule refuses ``sh``, the facts are read as the login user instead.
+    A sudo-capable login runs the script again through sudo to read root-only files
+    (NFSv4 client records); if a narrow sudoers rule refuses ``sh``, the facts read
+    as the login user stand.
     """
+    facts, output = await _gather(conn, False)
+    conn.adopt_probe(split_sections(output).get("privilege", ""))
     priv = await conn.privilege()
-    use_sudo = priv.can_change and not priv.is_root
-    facts = await _gather(conn, use_sudo)
-    if use_sudo and "the discovery script's output was cut short" in facts.problems:
-        facts = await _gather(conn, False)
+    if priv.can_change and not priv.is_root:
+        with_sudo, _ = await _gather(conn, True)
+        if CUT_SHORT not in with_sudo.problems:
+            facts = with_sudo
     line = "" if priv.can_change else sudoers_line(priv.user, sudo_commands_for(facts.tools))
     return dataclasses.replace(
         facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line

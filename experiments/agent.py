@@ -342,21 +342,22 @@ class Ctx(object):
 
     # cache honesty
     def before_read(self, data_workload):
-        """Drop what the client caches before a read phase; remember what worked."""
-        if self.direct_used and data_workload:
-            self.cache_modes.append("o_direct")
-            return
+        """Drop what the client caches before a read phase; remember what worked.
+
+        Called before the files are opened, so whether O_DIRECT took is decided later.
+        """
         dropped = drop_caches()
         if self.drop_ok is None or not dropped:
             self.drop_ok = dropped
         if dropped:
-            self.cache_modes.append("dropped")
+            fallback = "dropped"
         elif data_workload and self.extra.get("fadvise_ok"):
-            self.cache_modes.append("fadvise")
+            fallback = "fadvise"
         elif self.dataset_bytes > mem_total_bytes() > 0:
-            self.cache_modes.append("dataset>ram")
+            fallback = "dataset>ram"
         else:
-            self.cache_modes.append("cached!")
+            fallback = "cached!"
+        self.cache_modes.append((data_workload and bool(self.cfg.get("direct")), fallback))
 
     def cache_mode(self):
         if self.cfg.get("mode") == "dir_scaling":
@@ -366,8 +367,10 @@ class Ctx(object):
             if self.direct_used:
                 return "o_direct"
             return "fsync" if self.cfg.get("fsync", True) else "cached!"
+        direct_ok = self.direct_used and not self.extra.get("o_direct_unsupported")
+        modes = ["o_direct" if wanted and direct_ok else fallback for wanted, fallback in self.cache_modes]
         order = ["cached!", "dataset>ram", "fadvise", "dropped", "o_direct"]
-        return min(self.cache_modes, key=order.index)  # the weakest mode used
+        return min(modes, key=order.index)  # the weakest mode used
 
 
 def drop_caches():
@@ -727,36 +730,45 @@ class SmallFiles(object):
             self.dirs = [ctx.path("sf")]
         else:  # two levels of fanout directories; files spread over the leaves
             self.dirs = [ctx.path("sf", "d%03d" % a, "d%03d" % b) for a in range(self.fanout) for b in range(self.fanout)]
-        self.files = [os.path.join(self.dirs[i % len(self.dirs)], "f%07d" % i) for i in range(self.count)]
         ctx.dataset_bytes = self.count * self.size
 
+    def _file(self, i):
+        return os.path.join(self.dirs[i % len(self.dirs)], "f%07d" % i)
+
     def _slice(self, j):
-        return (self.files[j :: self.jobs],)
+        # paths are computed per index: a list of millions of them would cost seconds and RAM
+        return (range(j, self.count, self.jobs),)
 
     def run(self, ctx):
         data = os.urandom(self.size)
         fsync = self.fsync
         size = self.size
+        name = self._file
         ctx.begin_phase("create")
-        dirs_made = set()
+        for d in self.dirs:  # one op per leaf directory, before the jobs race for them
+            _timed(ctx, lambda: _makedirs(d), 0, 0, "creating directory %s" % d)
 
-        def create(ctx_, j, files):
-            for p in files:
-                parent = os.path.dirname(p)
-                if parent not in dirs_made:
-                    _timed(ctx, lambda: _makedirs(parent), 0, 0, "creating directory %s" % parent)
-                    dirs_made.add(parent)
+        def create(ctx_, j, indices):
+            for i in indices:
+                p = name(i)
                 _timed(ctx, lambda: _create_file(p, data, fsync), 0, size, "creating %s" % p)
+
+        def each(fn, nread, what):
+            def job(ctx_, j, indices):
+                for i in indices:
+                    p = name(i)
+                    _timed(ctx, lambda: fn(p), nread, 0, what % p)
+            return job
 
         run_jobs(ctx, self.jobs, create, self._slice)
         ctx.before_read(False)
         ctx.begin_phase("stat")
-        run_jobs(ctx, self.jobs, lambda c, j, files: [_timed(ctx, lambda: os.stat(p), 0, 0, "stat of %s" % p) for p in files], self._slice)
+        run_jobs(ctx, self.jobs, each(os.stat, 0, "stat of %s"), self._slice)
         ctx.before_read(False)
         ctx.begin_phase("read")
-        run_jobs(ctx, self.jobs, lambda c, j, files: [_timed(ctx, lambda: _read_file(p, size), size, 0, "reading %s" % p) for p in files], self._slice)
+        run_jobs(ctx, self.jobs, each(lambda p: _read_file(p, size), size, "reading %s"), self._slice)
         ctx.begin_phase("delete")
-        run_jobs(ctx, self.jobs, lambda c, j, files: [_timed(ctx, lambda: os.unlink(p), 0, 0, "deleting %s" % p) for p in files], self._slice)
+        run_jobs(ctx, self.jobs, each(os.unlink, 0, "deleting %s"), self._slice)
 
 
 def _makedirs(path):
@@ -1309,6 +1321,8 @@ def drive(ctx, workload):
         try:
             workload.prepare(ctx)
             ctx.begin_run()
+            if ctx.cfg.get("debug_crash") == "workload":  # tests: a bug inside a running workload
+                raise RuntimeError("debug_crash requested by the config")
             workload.run(ctx)
             ctx.end = "done"
         except Stopped as s:
@@ -1418,7 +1432,7 @@ def main(stdin=None, stdout=None):
                 raise explain(exc, "creating the agent's directory in %s" % base)
         workload = WORKLOADS[mode](ctx)
         out.emit({"type": "hello", "agent_version": AGENT_VERSION, "pid": os.getpid(), "python": "%d.%d.%d" % sys.version_info[:3], "dir": ctx.workdir, "mode": mode})
-        if cfg.get("debug_crash"):
+        if cfg.get("debug_crash") == "main":
             raise RuntimeError("debug_crash requested by the config")
         worker = threading.Thread(target=drive, args=(ctx, workload), name="workload")
         worker.daemon = True

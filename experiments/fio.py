@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -100,7 +99,7 @@ def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LO
         if not _NAME.match(log_prefix):
             raise ValueError(f"log_prefix must be a plain name, got {log_prefix!r}")
         glob |= {"log_avg_msec": round(spec.interval_s * 1000), "write_bw_log": log_prefix,
-                 "write_iops_log": log_prefix, "write_lat_log": log_prefix, "per_job_logs": 0}
+                 "write_iops_log": log_prefix, "write_lat_log": log_prefix, "per_job_logs": 1}
     lines = [f"# nfs-tuner workload {spec.kind}: {note}", f"# spec: {json.dumps(spec.to_dict(), sort_keys=True)}",
              "[global]", *(f"{k}={v}" for k, v in glob.items()), "", f"[{spec.kind}]",
              *(f"{k}={v}" for k, v in opts.items()), ""]
@@ -176,29 +175,49 @@ def _log_rows(path: Path) -> Iterable[tuple[int, float, int]]:
             continue
 
 
+def _spread(rows: Iterable[tuple[int, float, int]], step_s: float, scale: float,
+            into: dict[int, dict[int, float]]) -> None:
+    """Add one job's log rows to interval buckets keyed by direction.
+
+    A row's value is the job's average rate since its previous row (fio writes rows
+    at log_avg_msec at best, later under load), so each row covers [previous, time]
+    and is spread over the buckets that span overlaps in proportion.
+    """
+    prev = 0.0
+    for ms, rate, ddir in rows:
+        end = ms / 1000.0
+        start, prev = prev, end
+        if end <= start:
+            continue
+        k = int(start / step_s) + 1
+        while (k - 1) * step_s < end:
+            overlap = min(end, k * step_s) - max(start, (k - 1) * step_s)
+            if overlap > 0:
+                bucket = into.setdefault(ddir, {})
+                bucket[k] = bucket.get(k, 0.0) + rate * scale * overlap
+            k += 1
+
+
 def parse_fio_logs(directory: str | Path, client: str, interval_s: float = 0.25, prefix: str = LOG_PREFIX) -> list[Sample]:
-    """fio's per-interval logs as samples: bw (KiB/s) and IOPS summed over jobs per interval.
+    """fio's per-job logs as samples on an aligned grid: bytes from bw (KiB/s), ops from IOPS.
 
     fio's averaged logs carry no percentiles, so the latency fields stay 0; its JSON
-    summary has them. Rows are bucketed by the nearest interval end.
+    summary has them. Time in fio's logs starts at each job's start.
     """
     base = Path(directory)
-    step_ms = interval_s * 1000.0
-    nread: dict[int, float] = defaultdict(float)
-    nwritten: dict[int, float] = defaultdict(float)
-    ops: dict[int, float] = defaultdict(float)
+    bw: dict[int, dict[int, float]] = {}
+    iops: dict[int, dict[int, float]] = {}
     bw_logs = sorted(base.glob(f"{prefix}_bw*.log"))
     if not bw_logs:
         raise FileNotFoundError(f"no fio bandwidth log {prefix}_bw*.log in {base}")
     for path in bw_logs:
-        for ms, kib_s, ddir in _log_rows(path):
-            k = max(round(ms / step_ms), 1)
-            (nread if ddir == 0 else nwritten)[k] += kib_s * 1024 * interval_s
+        _spread(_log_rows(path), interval_s, 1024.0, bw)
     for path in sorted(base.glob(f"{prefix}_iops*.log")):
-        for ms, iops, _ in _log_rows(path):
-            ops[max(round(ms / step_ms), 1)] += iops * interval_s
+        _spread(_log_rows(path), interval_s, 1.0, iops)
+    keys = sorted({k for d in (*bw.values(), *iops.values()) for k in d})
     return [
-        Sample(client=client, t=k * interval_s, interval=interval_s, bytes_read=round(nread[k]),
-               bytes_written=round(nwritten[k]), ops=round(ops[k]))
-        for k in sorted(set(nread) | set(nwritten) | set(ops))
+        Sample(client=client, t=round(k * interval_s, 6), interval=interval_s,
+               bytes_read=round(bw.get(0, {}).get(k, 0.0)), bytes_written=round(bw.get(1, {}).get(k, 0.0)),
+               ops=round(sum(d.get(k, 0.0) for d in iops.values())))
+        for k in keys
     ]

@@ -8,12 +8,14 @@ downsamples by peak, and a frame with no new data draws nothing.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
 from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from ui import theme
 from ui.live_data import LiveData
@@ -51,9 +53,45 @@ def _new_plot(title: str) -> pg.PlotWidget:
     item.setTitle(title)
     item.setLabel("bottom", "time in trial", units="s")
     item.setMenuEnabled(False)
-    item.enableAutoRange(axis="y", enable=True)
+    item.setMouseEnabled(x=False, y=False)  # the view follows the data; nothing to pan
+    # Ranges are set by hand in coarse steps (see nice_ceiling), so the axes stay still
+    # for most frames and their cached pixmaps are reused instead of re-rendered.
+    item.disableAutoRange()
+    for name in ("left", "bottom"):
+        item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     theme.style_plot(plot)
     return plot
+
+
+def nice_ceiling(value: float) -> float:
+    """The next of 1, 1.5, 2, 3, 5, 7.5 × 10^n at or above ``value`` (an axis end that moves rarely)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    exp = 10 ** math.floor(math.log10(value))
+    return next(m * exp for m in (1, 1.5, 2, 3, 5, 7.5, 10) if m * exp >= value)
+
+
+class RangeKeeper:
+    """Changes a view's range only when the data leaves it or shrinks well inside it."""
+
+    def __init__(self, item: pg.PlotItem, min_x: float = 30.0) -> None:
+        self.item = item
+        self.min_x = min_x
+        self.x = 0.0
+        self.y = 0.0
+
+    def reset(self) -> None:
+        self.x = self.y = 0.0
+
+    def update(self, t_max: float, y_max: float) -> None:
+        x = max(self.min_x, self.min_x * math.ceil(t_max / self.min_x))
+        if x != self.x:
+            self.x = x
+            self.item.setXRange(0, x, padding=0)
+        want = y_max * 1.08
+        if want > self.y or want < self.y * 0.4:
+            self.y = nice_ceiling(want)
+            self.item.setYRange(0, self.y, padding=0)
 
 
 class ThroughputPlot(QWidget):
@@ -81,6 +119,7 @@ class ThroughputPlot(QWidget):
         layout.addWidget(self.plot)
         self._drawn = -1
         self._resets_seen = -1
+        self.ranges = RangeKeeper(item)
         self._restyle()
         self.set_metric("throughput")
 
@@ -106,6 +145,7 @@ class ThroughputPlot(QWidget):
     def set_metric(self, metric: str) -> None:
         label, units = METRICS[metric]
         self.metric = metric
+        self.ranges.reset()
         self.plot.getPlotItem().setLabel("left", label, units=units)
         summed = metric == "throughput"  # summing latencies would mean nothing
         for item in (self.sum_curve, self.mean_curve, self.band):
@@ -129,21 +169,28 @@ class ThroughputPlot(QWidget):
         if live.version == self._drawn:
             return
         self._drawn = live.version
-        if live.resets != self._resets_seen:  # new trial: let the view rescale from zero
+        if live.resets != self._resets_seen:  # new trial: the view starts again from zero
             self._resets_seen = live.resets
-            self.plot.getPlotItem().enableAutoRange()
+            self.ranges.reset()
+        t_max = y_max = 0.0
         for name, series in live.clients.items():
             t, y = series.series[self.metric].view()
-            self._client_curve(name).setData(t, y)
-        if self.metric != "throughput":
-            return
-        t, y = live.total_series()
-        self.sum_curve.setData(t, y)
-        mean, std = rolling_mean_std(y, ROLLING_WINDOW)
-        self.mean_curve.setData(t, mean)
-        self._band_hi.setData(t, mean + std)
-        self._band_lo.setData(t, mean - std)
-        self._update_stability(mean, std)
+            self._client_curve(name).setData(t, y, skipFiniteCheck=True)
+            if len(t):
+                t_max, y_max = max(t_max, float(t[-1])), max(y_max, float(y.max()))
+        if self.metric == "throughput":
+            t, y = live.total_series()
+            self.sum_curve.setData(t, y, skipFiniteCheck=True)
+            mean, std = rolling_mean_std(y, ROLLING_WINDOW)
+            self.mean_curve.setData(t, mean, skipFiniteCheck=True)
+            self._band_hi.blockSignals(True)  # one band repath per frame, not two
+            self._band_hi.setData(t, mean + std, skipFiniteCheck=True)
+            self._band_hi.blockSignals(False)
+            self._band_lo.setData(t, mean - std, skipFiniteCheck=True)
+            self._update_stability(mean, std)
+            if len(y):
+                y_max = max(y_max, float(y.max()))
+        self.ranges.update(t_max, y_max)
 
     def _update_stability(self, mean: NDArray[np.float64], std: NDArray[np.float64]) -> None:
         if len(mean) < ROLLING_WINDOW:
@@ -177,6 +224,8 @@ class ServerPlot(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
         self._drawn = -1
+        self.ranges = RangeKeeper(item)
+        self._resets_seen = -1
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
@@ -188,12 +237,20 @@ class ServerPlot(QWidget):
         if self.live.version == self._drawn:
             return
         self._drawn = self.live.version
+        if self.live.resets != self._resets_seen:
+            self._resets_seen = self.live.resets
+            self.ranges.reset()
         host = self.live.hosts.get(self.host) if self.host else next(iter(self.live.hosts.values()), None)
+        t_max = y_max = 0.0
         for key, curve in self.curves.items():
             if host is None:
                 curve.setData([], [])
-            else:
-                curve.setData(*host.series[key].view())
+                continue
+            t, y = host.series[key].view()
+            curve.setData(t, y, skipFiniteCheck=True)
+            if len(t):
+                t_max, y_max = max(t_max, float(t[-1])), max(y_max, float(y.max()))
+        self.ranges.update(t_max, y_max)
 
 
 class LivePlots(QWidget):

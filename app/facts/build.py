@@ -23,6 +23,7 @@ from app.facts.parse_storage import (
     parse_mountinfo,
 )
 from app.facts.parse_system import (
+    parse_cpu_count,
     parse_int_section,
     parse_meminfo,
     parse_nfs_utils,
@@ -33,6 +34,8 @@ from app.facts.parse_system import (
     parse_uname,
 )
 from app.facts.script import split_sections
+
+CUT_SHORT = "the discovery script's output was cut short"
 
 
 def export_filesystems(
@@ -63,12 +66,12 @@ def build_host_facts(host: str, output: str) -> HostFacts:
     sec = split_sections(output)
     problems: list[str] = []
     if "end" not in sec:
-        problems.append("the discovery script's output was cut short")
+        problems.append(CUT_SHORT)
 
     g = sec.get
     os_info = parse_os_release(g("os_release", ""))
     uname = parse_uname(g("uname", ""))
-    cpus = parse_int_section(g("cpu", ""), "the CPU count")
+    cpus = parse_cpu_count(g("cpu", ""))
     mem = parse_meminfo(g("meminfo", ""))
     page = parse_int_section(g("page_size", ""), "the page size")
     nics = parse_nics(g("ip_addr", ""), g("net_sys", ""))

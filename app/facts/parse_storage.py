@@ -57,8 +57,12 @@ def parse_mdstat(text: str) -> Parsed[tuple[MdArray, ...]]:
 
 
 def parse_md_sysfs(text: str) -> Parsed[dict[str, dict[str, object]]]:
-    """``mdX key value`` lines from /sys/block/mdX/md/ into a dict per array."""
+    """``mdX key value`` lines from /sys/block/mdX/md/ into a dict per array.
+
+    Member devices collect under the key "members" as a list.
+    """
     out: dict[str, dict[str, object]] = {}
+    members: dict[str, list[str]] = {}
     for line in text.splitlines():
         parts = line.split(maxsplit=2)
         if len(parts) < 2:
@@ -67,11 +71,11 @@ def parse_md_sysfs(text: str) -> Parsed[dict[str, dict[str, object]]]:
         value = parts[2].strip() if len(parts) == 3 else ""
         entry = out.setdefault(name, {})
         if key == "member":
-            members = entry.setdefault("members", [])
-            assert isinstance(members, list)
-            members.append(value)
-        else:
+            members.setdefault(name, []).append(value)
+        elif key != "members":
             entry[key] = value
+    for name, devs in members.items():
+        out[name]["members"] = devs
     return Parsed(out)
 
 

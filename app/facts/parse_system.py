@@ -46,9 +46,10 @@ def parse_os_release(text: str) -> Parsed[OsInfo]:
 
 
 def parse_uname(text: str) -> Parsed[tuple[str, str, str]]:
-    """(hostname, kernel release, machine) from ``uname -n; uname -r; uname -m``."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    got = (lines + ["", "", ""])[:3]
+    """(hostname, kernel release, machine) from ``uname -n -r -m`` (one line or three)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    words = lines[0].split() if len(lines) == 1 else lines
+    got = (words + ["", "", ""])[:3]
     problems = () if all(got) else ("uname output incomplete",)
     return Parsed((got[0], got[1], got[2]), problems)
 
@@ -56,6 +57,22 @@ def parse_uname(text: str) -> Parsed[tuple[str, str, str]]:
 def parse_int_section(text: str, what: str) -> Parsed[int | None]:
     value = to_int(text.strip().splitlines()[0] if text.strip() else None)
     return Parsed(value, () if value is not None else (f"could not read {what}",))
+
+
+def parse_cpu_count(text: str) -> Parsed[int | None]:
+    """Online CPUs from /sys/devices/system/cpu/online ("0-3,6") or a plain count."""
+    text = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if text.isdigit() and "-" not in text and "," not in text and len(text) < 6:
+        # A lone number is a count from nproc, except "0" which is CPU 0 online.
+        return Parsed(int(text) if text != "0" else 1)
+    count = 0
+    for part in text.split(","):
+        lo, sep, hi = part.partition("-")
+        a, b = to_int(lo), to_int(hi) if sep else to_int(lo)
+        if a is None or b is None or b < a or b - a > 1_000_000:
+            return Parsed(None, (f"could not read the CPU list {text[:40]!r}",))
+        count += b - a + 1
+    return Parsed(count or None, () if count else ("could not read the CPU count",))
 
 
 def parse_meminfo(text: str) -> Parsed[int | None]:
@@ -84,11 +101,12 @@ def parse_nics(ip_json: str, net_sys: str) -> Parsed[tuple[Nic, ...]]:
                 continue
             name = link["ifname"]
             base[name] = {
-                "mtu": link.get("mtu") if isinstance(link.get("mtu"), int) else None,
+                "mtu": link["mtu"] if type(link.get("mtu")) is int else None,
                 "state": str(link.get("operstate", "")).lower(),
                 "mac": str(link.get("address", "")),
             }
-            for info in link.get("addr_info") or []:
+            infos = link.get("addr_info")
+            for info in infos if isinstance(infos, list) else []:
                 if isinstance(info, dict) and info.get("local"):
                     addrs.setdefault(name, []).append(f"{info['local']}/{info.get('prefixlen', '')}")
     order = list(base)

@@ -7,6 +7,8 @@ empty, and the parsers say so.
 
 from __future__ import annotations
 
+from app.hosts.privilege import PROBE_SCRIPT
+
 MARKER = "@@nfs-tuner-section:"
 
 # Commands whose paths go into the sudoers line and the tool list.
@@ -14,68 +16,81 @@ TOOLS: tuple[str, ...] = (
     "rpc.nfsd", "exportfs", "sysctl", "mount", "umount", "ip", "tee", "python3", "fio", "ethtool",
 )
 
+# Every fork costs ~0.1 s on slow hosts (and on the UML lab), so files are read with
+# the shell's own `read` (functions rd/show) and external commands are few.
 GATHER_SCRIPT = r"""
 PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 LC_ALL=C
 export PATH LC_ALL
 sec() { printf '\n@@nfs-tuner-section:%s@@\n' "$1"; }
-sec os_release; cat /etc/os-release 2>/dev/null
-sec uname; uname -n; uname -r; uname -m
-sec cpu; nproc 2>/dev/null || grep -c '^processor' /proc/cpuinfo
-sec meminfo; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo
+rd() { unset "$1"; { read -r "$1" < "$2"; } 2>/dev/null; }
+show() {
+  [ -r "$1" ] || return 0
+  { while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$1"; } 2>/dev/null
+}
+sec privilege
+""" + PROBE_SCRIPT + r"""
+sec os_release; show /etc/os-release
+sec uname; uname -n -r -m
+sec cpu; rd c /sys/devices/system/cpu/online; printf '%s\n' "$c"
+sec meminfo; show /proc/meminfo
 sec page_size; getconf PAGESIZE 2>/dev/null
 sec ip_addr; ip -j addr 2>/dev/null
 sec net_sys
 for d in /sys/class/net/*; do
   [ -e "$d" ] || continue
-  printf '%s|%s|%s|%s|%s\n' "${d##*/}" "$(cat "$d/mtu" 2>/dev/null)" "$(cat "$d/speed" 2>/dev/null)" "$(cat "$d/operstate" 2>/dev/null)" "$(cat "$d/address" 2>/dev/null)"
+  rd mtu "$d/mtu"; rd speed "$d/speed"; rd st "$d/operstate"; rd mac "$d/address"
+  printf '%s|%s|%s|%s|%s\n' "${d##*/}" "$mtu" "$speed" "$st" "$mac"
 done
 sec block
 for b in /sys/block/*; do
   [ -e "$b" ] || continue
-  printf '%s|%s|%s|%s|%s|%s\n' "${b##*/}" "$(cat "$b/dev" 2>/dev/null)" "$(cat "$b/size" 2>/dev/null)" "$(cat "$b/queue/rotational" 2>/dev/null)" "$(cat "$b/queue/read_ahead_kb" 2>/dev/null)" "$(cat "$b/queue/scheduler" 2>/dev/null)"
+  rd dev "$b/dev"; rd size "$b/size"; rd rota "$b/queue/rotational"
+  rd ra "$b/queue/read_ahead_kb"; rd sched "$b/queue/scheduler"
+  printf '%s|%s|%s|%s|%s|%s\n' "${b##*/}" "$dev" "$size" "$rota" "$ra" "$sched"
 done
-sec mdstat; cat /proc/mdstat 2>/dev/null
+sec mdstat; show /proc/mdstat
 sec md_sysfs
 for d in /sys/block/md*/md; do
   [ -d "$d" ] || continue
   n="${d%/md}"; n="${n##*/}"
   for f in level raid_disks chunk_size stripe_cache_size array_state sync_action; do
-    [ -e "$d/$f" ] && printf '%s %s %s\n' "$n" "$f" "$(cat "$d/$f" 2>/dev/null)"
+    [ -e "$d/$f" ] && { rd v "$d/$f"; printf '%s %s %s\n' "$n" "$f" "$v"; }
   done
   for m in "$d"/dev-*; do [ -e "$m" ] && printf '%s member %s\n' "$n" "${m##*/dev-}"; done
 done
-sec mountinfo; cat /proc/self/mountinfo 2>/dev/null
-sec mountstats; cat /proc/self/mountstats 2>/dev/null
+sec mountinfo; show /proc/self/mountinfo
+sec mountstats; show /proc/self/mountstats
 sec bdi
 for f in /sys/class/bdi/*/read_ahead_kb; do
   [ -e "$f" ] || continue
-  b="${f%/read_ahead_kb}"; printf '%s %s\n' "${b##*/}" "$(cat "$f" 2>/dev/null)"
+  b="${f%/read_ahead_kb}"; rd v "$f"; printf '%s %s\n' "${b##*/}" "$v"
 done
-sec exportfs; exportfs -v 2>/dev/null
-sec etc_exports; cat /etc/exports 2>/dev/null
+sec exportfs; command -v exportfs >/dev/null 2>&1 && exportfs -v 2>/dev/null
+sec etc_exports; show /etc/exports
 sec nfsd_present; [ -e /proc/fs/nfsd/threads ] && echo yes || echo no
-sec nfsd_threads; cat /proc/fs/nfsd/threads 2>/dev/null
-sec nfsd_versions; cat /proc/fs/nfsd/versions 2>/dev/null
-sec nfsd_pool_stats; cat /proc/fs/nfsd/pool_stats 2>/dev/null
-sec nfsd_max_block_size; cat /proc/fs/nfsd/max_block_size 2>/dev/null
+sec nfsd_threads; show /proc/fs/nfsd/threads
+sec nfsd_versions; show /proc/fs/nfsd/versions
+sec nfsd_pool_stats; show /proc/fs/nfsd/pool_stats
+sec nfsd_max_block_size; show /proc/fs/nfsd/max_block_size
 sec nfsd_clients
 for f in /proc/fs/nfsd/clients/*/info; do
   [ -r "$f" ] || continue
-  printf '==> %s\n' "$f"; cat "$f" 2>/dev/null
+  printf '==> %s\n' "$f"; show "$f"
 done
-sec tcp; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null
+sec tcp; show /proc/net/tcp; show /proc/net/tcp6
 sec nfs_utils
-mount.nfs -V 2>&1 | head -n 1
-if command -v dpkg-query >/dev/null 2>&1; then dpkg-query -W -f='dpkg ${Package} ${Version}\n' nfs-kernel-server nfs-common 2>/dev/null; fi
-if command -v rpm >/dev/null 2>&1; then rpm -q nfs-utils 2>/dev/null; fi
+if command -v mount.nfs >/dev/null 2>&1; then mount.nfs -V 2>&1
+elif command -v dpkg-query >/dev/null 2>&1; then dpkg-query -W -f='dpkg ${Package} ${Version}\n' nfs-common 2>/dev/null
+elif command -v rpm >/dev/null 2>&1; then rpm -q nfs-utils 2>/dev/null
+fi
 sec python3
-if command -v python3 >/dev/null 2>&1; then
-  command -v python3; python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null
+if command -v python3 2>/dev/null; then
+  python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null
 fi
 sec tools
 for c in rpc.nfsd exportfs sysctl mount umount ip tee python3 fio ethtool; do
-  printf '%s %s\n' "$c" "$(command -v "$c" 2>/dev/null)"
+  printf '%s ' "$c"; command -v "$c" 2>/dev/null || echo
 done
 sec end
 exit 0

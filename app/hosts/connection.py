@@ -195,6 +195,20 @@ class HostConnection:
             self._privilege = found
         return self._privilege
 
+    @property
+    def known_privilege(self) -> Privilege | None:
+        """The privilege found so far, without asking the host."""
+        return self._privilege
+
+    def adopt_probe(self, probe_output: str) -> Privilege | None:
+        """Take the privilege from PROBE_SCRIPT output gathered elsewhere (saves a round trip).
+
+        Ignored when a sudo password is set: that one must be verified by ``privilege()``.
+        """
+        if self._privilege is None and not self._sudo_password and probe_output.strip():
+            self._privilege = parse_probe(probe_output)
+        return self._privilege
+
     def _sudo_argv(self, argv: Sequence[str]) -> list[str]:
         # -k: ignore a cached sudo timestamp, so the password line is always consumed
         # by sudo and never reaches the command's stdin.
@@ -276,10 +290,10 @@ class HostConnection:
             return CommandResult(status, str(out or ""), str(err or ""), tuple(argv))
 
     async def start(
-        self, argv: Sequence[str], *, sudo: bool = False, env_input: str | None = None
+        self, argv: Sequence[str], *, sudo: bool = False, input: str | None = None
     ) -> RemoteProcess:
         """Start argv with streaming stdin/stdout; see RemoteProcess for the protocol."""
-        wire, stdin = await self._command(argv, sudo, env_input)
+        wire, stdin = await self._command(argv, sudo, input)
         await self._channels.acquire()
         try:
             conn = await self._session()

@@ -95,6 +95,8 @@ class KnownHosts:
 
     def trust(self, unknown: UnknownHostKey) -> Path:
         """Append an explicitly accepted key to the app's known_hosts (trust on first use)."""
+        if not isinstance(unknown, UnknownHostKey):
+            raise TypeError("only a first-seen (unknown) host key can be trusted, never a changed one")
         self.app_file.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.app_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="ascii") as out:

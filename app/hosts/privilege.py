@@ -21,11 +21,14 @@ SUDO_COMMANDS: tuple[str, ...] = (
     "/usr/bin/tee /proc/sys/vm/drop_caches",
 )
 
-# One round trip: who am I, and may I sudo without a password. Fixed text, no input.
-PROBE_SCRIPT = (
-    'id -un; id -u; if command -v sudo >/dev/null 2>&1; then '
-    'sudo -n true >/dev/null 2>&1; echo "sudo:$?"; else echo "sudo:absent"; fi'
-)
+# Who am I, may I sudo without a password: shell builtins only where possible (the
+# effective uid from /proc/self/status, the login name sshd puts in $LOGNAME).
+# Fixed text, no input; also the first section of the discovery script.
+PROBE_SCRIPT = r"""u=; while read -r k a b rest; do [ "$k" = "Uid:" ] && { u=$b; break; }; done < /proc/self/status
+printf '%s\n%s\n' "${LOGNAME:-$(id -un 2>/dev/null)}" "$u"
+if [ "$u" = 0 ]; then echo sudo:0
+elif command -v sudo >/dev/null 2>&1; then sudo -n true >/dev/null 2>&1; echo "sudo:$?"
+else echo sudo:absent; fi"""
 
 
 class PrivilegeMode(enum.Enum):

@@ -45,6 +45,8 @@ def open_database(
         _check_header(path)
     elif readonly:
         raise StoreError(f"There is no session file at {path}.")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the user data dir may not exist yet
     conn = _connect(path, readonly)
     try:
         try:

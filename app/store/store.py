@@ -203,9 +203,20 @@ class Store:
             raise NotFoundError(f"no session {session_id}")
         return self._session(rows[0])
 
-    def list_sessions(self) -> list[SessionRecord]:
-        """Newest first."""
-        return [self._session(r) for r in self._q(f"SELECT {self._SESSION_COLS} FROM sessions ORDER BY created DESC, id DESC")]
+    def list_sessions(
+        self, *, host: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[SessionRecord]:
+        """Newest first; optionally only those involving ``host`` or created in [since, until)."""
+        sql = f"SELECT {self._SESSION_COLS} FROM sessions WHERE 1=1"
+        params: list[Any] = []
+        if since is not None:
+            sql += " AND created >= ?"
+            params.append(since)
+        if until is not None:
+            sql += " AND created < ?"
+            params.append(until)
+        rows = [self._session(r) for r in self._q(sql + " ORDER BY created DESC, id DESC", params)]
+        return [s for s in rows if host is None or host in s.hosts]
 
     def set_session_state(self, session_id: int, state: SessionState) -> None:
         with self._tx() as c:
@@ -598,3 +609,8 @@ class Store:
         from app.store.transfer import import_sessions
 
         return import_sessions(self, Path(src))
+
+    def export_csv(self, session_id: int, folder: str | Path) -> tuple[Path, Path]:
+        from app.store.csv_export import export_csv
+
+        return export_csv(self, session_id, Path(folder))

@@ -33,6 +33,7 @@ class SampleWriter:
         self._samples: dict[int, list[Sample]] = {}
         self._telemetry: dict[int, list[HostTelemetry]] = {}
         self._last_flush = time.monotonic()
+        self._inflight = 0  # taken from the buffer, not yet committed
         self._closed = False
         self.last_error: Exception | None = None
         self._stop = threading.Event()
@@ -44,9 +45,9 @@ class SampleWriter:
 
     @property
     def pending(self) -> int:
-        """Samples and telemetry rows buffered, not yet committed."""
+        """Samples and telemetry rows not yet committed (buffered or being written)."""
         with self._lock:
-            return sum(map(len, self._samples.values())) + sum(map(len, self._telemetry.values()))
+            return self._inflight + sum(map(len, self._samples.values())) + sum(map(len, self._telemetry.values()))
 
     def add(self, trial_id: int, samples: Iterable[Sample]) -> None:
         self._check_open()
@@ -77,6 +78,8 @@ class SampleWriter:
             samples, self._samples = self._samples, {}
             telemetry, self._telemetry = self._telemetry, {}
             self._last_flush = time.monotonic()
+            taken = sum(map(len, samples.values())) + sum(map(len, telemetry.values()))
+            self._inflight += taken
         written = 0
         try:
             with self._store._tx():  # one commit for all trials and telemetry
@@ -92,6 +95,9 @@ class SampleWriter:
                 for trial_id, tel in telemetry.items():
                     self._telemetry[trial_id] = tel + self._telemetry.get(trial_id, [])
             raise
+        finally:
+            with self._lock:
+                self._inflight -= taken
         return written
 
     def close(self) -> None:

@@ -415,15 +415,17 @@ class Lab:
     def down(self, say: Callable[[str], None] = print) -> None:
         state = self._load_state()
         pids = dict(state.pids) if state else {}
-        for name, pid in pids.items():
-            if name != "forwarder" and _alive(pid):
-                self._halt_guest(name, pid)
-        # Whatever is left of this lab's kernels (UML forks helper processes).
-        for pid in self._lab_processes():
-            _kill_group(pid, signal.SIGKILL)
+        # The guests hold nothing worth a clean shutdown (their disks are thrown
+        # away), so they are stopped like a power cut: all at once, quickly.
+        guests = [pid for name, pid in pids.items() if name != "forwarder"] + self._lab_processes()
+        for pid in guests:
+            _kill_group(pid, signal.SIGTERM)
+        if not _wait_gone(guests, 3):
+            for pid in guests + self._lab_processes():  # UML forks helpers that share the command line
+                _kill_group(pid, signal.SIGKILL)
         if (fwd := pids.get("forwarder")) and _alive(fwd):
             _kill_group(fwd, signal.SIGTERM)
-        _wait_gone([p for p in pids.values()], 5)
+        _wait_gone(list(pids.values()) + guests, 5)
         if self._netns_exists():
             _run(["ip", "netns", "del", self.netns], check=False)
         for sub in ("disks", "uml", "hosts", "keys"):
@@ -434,19 +436,6 @@ class Lab:
         if leftovers:
             raise LabError(f"processes of the lab survived: {leftovers}")
         say("lab is down")
-
-    def _halt_guest(self, name: str, pid: int) -> None:
-        sock = self.dir / "uml" / f"{self.umid_prefix}-{name}" / "mconsole"
-        if sock.exists() and shutil.which("uml_mconsole"):
-            try:  # answers only once the kernel is gone, if ever: don't wait long
-                _run(["uml_mconsole", str(sock), "halt"], check=False, timeout=3)
-            except subprocess.TimeoutExpired:
-                pass
-            if _wait_gone([pid], 3):
-                return
-        _kill_group(pid, signal.SIGTERM)
-        if not _wait_gone([pid], 5):
-            _kill_group(pid, signal.SIGKILL)
 
     def _lab_processes(self) -> list[int]:
         found = []

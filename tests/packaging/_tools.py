@@ -38,8 +38,10 @@ def headless_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run(cmd: list[str], timeout: float = 120, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)  # type: ignore[call-overload]
+def run(
+    cmd: list[str], timeout: float = 120, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd)
 
 
 def assert_desktop_file_valid(path: Path) -> None:

@@ -1,0 +1,45 @@
+"""A session's trials and samples as CSV, for spreadsheets and colleagues without nfs-tuner."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.store.store import Store
+
+SAMPLE_COLUMNS = ("trial_id", "client", "t", "interval", "bytes_read", "bytes_written", "ops",
+                  "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "errors")
+
+
+def export_csv(store: Store, session_id: int, folder: Path) -> tuple[Path, Path]:
+    """Write ``session-<id>-trials.csv`` and ``session-<id>-samples.csv`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    trials = store.trials(session_id)
+    knobs = sorted({k for t in trials for k in t.config})
+    summary_keys = sorted({k for t in trials if isinstance(t.summary, dict) for k in t.summary})
+    trials_path = folder / f"session-{session_id}-trials.csv"
+    with trials_path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["trial_id", "order", "repetition", "state", "reason", "workload", *knobs,
+                    *(f"summary_{k}" for k in summary_keys)])
+        for t in trials:
+            summary = t.summary if isinstance(t.summary, dict) else {}
+            w.writerow([t.id, t.order_index, t.repetition, t.state.value, t.reason,
+                        json.dumps(t.workload, sort_keys=True), *(t.config.get(k, "") for k in knobs),
+                        *(summary.get(k, "") for k in summary_keys)])
+    samples_path = folder / f"session-{session_id}-samples.csv"
+    arrays = store.load_session_samples(session_id)
+    r = arrays.records
+    with samples_path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(SAMPLE_COLUMNS)
+        for i in range(len(arrays)):
+            x = r[i]
+            w.writerow([int(arrays.trial_id[i]), arrays.clients[int(arrays.client_index[i])], repr(float(x["t"])),
+                        repr(float(x["interval"])), int(x["bytes_read"]), int(x["bytes_written"]), int(x["ops"]),
+                        repr(float(x["lat_p50_ms"])), repr(float(x["lat_p99_ms"])), repr(float(x["lat_max_ms"])),
+                        int(x["errors"])])
+    return trials_path, samples_path

@@ -1,0 +1,119 @@
+"""Agent versus fio: sequential write and read, 1 MiB blocks, same size, same cache handling.
+
+Prints each engine's throughput, the agent/fio ratios (goal: >= 0.95 for both) and the
+agent's CPU use per 100 MB/s. Runs locally on a directory now:
+
+    .venv/bin/python benchmarks/agent_vs_fio.py /mnt/test --size 2G
+
+With --ssh HOST both engines run on that host over plain ssh (the lab mount), the agent
+through the same bootstrap the app uses. Caches: as root the page cache is dropped
+before each read (both engines); otherwise fio invalidates its file (fadvise) and the
+agent evicts its file the same way; the agent's summary says which applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments import workloads as w  # noqa: E402
+from experiments.agent_launch import bootstrap_argv, payload  # noqa: E402
+from experiments.agent_protocol import AgentStream, AgentSummary  # noqa: E402
+from experiments.fio import parse_fio_json, to_fio_job  # noqa: E402
+
+MB = 1e6
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().removesuffix("IB").removesuffix("B")
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def _remote(argv: list[str], ssh: str | None) -> list[str]:
+    return ["ssh", ssh, shlex.join(argv)] if ssh else argv
+
+
+def run_agent(spec: w.WorkloadSpec, directory: str, python: str, ssh: str | None) -> AgentSummary:
+    # stdin must stay open while the agent runs: its EOF means "stop"
+    proc = subprocess.Popen(_remote(bootstrap_argv(python), ssh), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(payload(spec.to_agent_config(directory)))
+    proc.stdin.flush()
+    stream = AgentStream(ssh or "local")
+    for line in proc.stdout:
+        stream.feed(line)
+        if stream.summary or stream.error:
+            break
+    proc.stdin.close()
+    proc.wait(timeout=600)
+    if stream.error or stream.summary is None:
+        raise SystemExit(f"agent failed: {stream.error or proc.stderr.read().decode(errors='replace')}")
+    return stream.summary
+
+
+def run_fio(spec: w.WorkloadSpec, directory: str, ssh: str | None, drop: bool) -> AgentSummary:
+    job = to_fio_job(spec, directory, log_prefix=None)
+    script = "sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; " if drop else ""
+    argv = ["sh", "-c", script + "exec fio --output-format=json -"]
+    proc = subprocess.run(_remote(argv, ssh), input=job.encode(), capture_output=True, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(f"fio failed: {proc.stderr.decode(errors='replace')}")
+    return parse_fio_json(proc.stdout.decode(), ssh or "local")
+
+
+def rate(s: AgentSummary) -> float:
+    return (s.bytes_read + s.bytes_written) / s.duration / MB
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("directory", help="directory on the file system to test (the NFS mount)")
+    ap.add_argument("--size", default="1G", help="file size per run (default 1G; use more than RAM without root)")
+    ap.add_argument("--python", default="python3", help="python on the target for the agent")
+    ap.add_argument("--ssh", help="run both engines on this host over ssh")
+    ap.add_argument("--direct", action="store_true", help="O_DIRECT for both engines")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per engine; the best of each counts")
+    args = ap.parse_args()
+    size = parse_size(args.size)
+    is_root = (subprocess.run(_remote(["id", "-u"], args.ssh), capture_output=True, text=True).stdout.strip() == "0")
+
+    with tempfile.TemporaryDirectory(dir=None if args.ssh else args.directory, prefix="agent-vs-fio-") as scratch:
+        fio_dir = f"{args.directory.rstrip('/')}/agent-vs-fio" if args.ssh else scratch
+        if args.ssh:
+            subprocess.run(["ssh", args.ssh, shlex.join(["mkdir", "-p", fio_dir])], check=True)
+        write = w.SeqWrite(block_size=1 << 20, file_size=size, direct=args.direct)
+        read = w.SeqRead(block_size=1 << 20, file_size=size, direct=args.direct)
+        print(f"size {size / MB:.0f} MB, 1 MiB blocks, direct={args.direct}, root={is_root}, "
+              f"target {'ssh ' + args.ssh if args.ssh else 'local'} {args.directory}")
+        rows = []
+        for name, spec in (("seq write", write), ("seq read", read)):
+            agent = max((run_agent(spec, args.directory, args.python, args.ssh) for _ in range(args.repeat)), key=rate)
+            fio = max((run_fio(spec, fio_dir, args.ssh, drop=is_root and spec is read) for _ in range(args.repeat)), key=rate)
+            cores = agent.cpu_s / agent.duration if agent.duration else 0.0
+            per100 = cores / (rate(agent) / 100) if rate(agent) else 0.0
+            rows.append((name, rate(agent), rate(fio), rate(agent) / rate(fio), per100, agent.cache_mode))
+        if args.ssh:
+            subprocess.run(["ssh", args.ssh, shlex.join(["rm", "-rf", fio_dir])], check=False)
+        else:
+            for p in Path(scratch).iterdir():
+                p.unlink()
+    print(f"{'workload':<10} {'agent MB/s':>11} {'fio MB/s':>10} {'ratio':>7} {'agent CPU cores/100MB/s':>24}  cache")
+    for name, a, f, ratio, per100, cache in rows:
+        flag = "" if ratio >= 0.95 else "  (below 0.95 goal)"
+        print(f"{name:<10} {a:>11.1f} {f:>10.1f} {ratio:>7.3f} {per100:>24.3f}  {cache}{flag}")
+    print(json.dumps({name.replace(" ", "_"): {"agent_mbps": round(a, 1), "fio_mbps": round(f, 1), "ratio": round(r, 3),
+                                               "agent_cores_per_100mbps": round(c, 4)}
+                      for name, a, f, r, c, _ in rows}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Shared fixtures. The ``lab`` fixture gives the tests real hosts (tests/lab)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.lab.lab import Lab, LabError
+
+
+@dataclass
+class LabHandle:
+    lab: Lab
+
+    @property
+    def ssh_config(self) -> Path:
+        return self.lab.ssh_config
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.lab.known_hosts
+
+    @property
+    def key(self) -> Path:
+        return self.lab.key
+
+    def run(self, host: str, command: str, *, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``command`` as root on a lab host over real SSH."""
+        return self.lab.ssh(host, command, timeout=timeout, check=check)
+
+
+def _lab_skip_reason() -> str | None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return None  # under CI the lab tests always run, and fail if the lab cannot start
+    if os.geteuid() != 0:
+        return "lab tests need root (network namespaces, tap devices): run `sudo make test`, or set CI=true"
+    return None
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[LabHandle]:
+    """The running lab; started once per test run (and stopped after) unless already up."""
+    reason = _lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    the_lab = Lab()
+    started_here = not the_lab.is_up()
+    if started_here:
+        try:
+            the_lab.up(profile="gigabit")
+        except LabError as exc:
+            pytest.fail(f"the lab did not start: {exc}", pytrace=False)
+    try:
+        yield LabHandle(the_lab)
+    finally:
+        if started_here:
+            the_lab.down()

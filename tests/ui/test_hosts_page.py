@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from ui.core_api import HostRole, HostState
+from ui.fake_core import FakeCore
+from ui.pages.hosts import HostsPage
+from ui.wizard import TuningWizard
+
+from .wizard_driver import add_host
+
+
+def _wizard(qtbot, core: FakeCore, bridge) -> TuningWizard:  # type: ignore[no-untyped-def]
+    wizard = TuningWizard(core, bridge)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    return wizard
+
+
+def test_trusting_the_key_connects_and_shows_the_facts(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]
+    wizard = _wizard(qtbot, core, bridge)
+    page = wizard.page_of(HostsPage)
+    assert isinstance(page, HostsPage)
+    page.add_host("nfs-server", HostRole.SERVER)
+    qtbot.waitUntil(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible())
+    assert page.trust_dialog is not None
+    assert page.trust_dialog.fingerprint.text().startswith("SHA256:")
+    assert "nfs-server" in page.trust_dialog.windowTitle()
+    page.trust_dialog.trust_button.click()
+    qtbot.waitUntil(lambda: page.rows["nfs-server"].state is HostState.OK)
+    assert not page.isComplete()  # a server alone is not enough
+    page.table.selectRow(0)
+    assert "md0 raid6" in page.facts_view.toPlainText()
+    assert page.table.item(0, 3).text().startswith("6.8")  # kernel at a glance
+    qtbot.waitUntil(lambda: page.offered_list.count() == 4)  # the server's NFS clients are offered
+    add_host(qtbot, page, "client1", HostRole.CLIENT)
+    assert page.isComplete()
+    assert "Ready" in page.summary.text()
+
+
+def test_a_rejected_key_is_not_connected(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]
+    wizard = _wizard(qtbot, core, bridge)
+    page = wizard.page_of(HostsPage)
+    add_host(qtbot, page, "client2", HostRole.CLIENT, trust=False)
+    assert page.rows["client2"].state is HostState.REJECTED
+    assert "not trusted" in page.rows["client2"].error
+    assert not page.isComplete()
+
+
+def test_an_unreachable_host_says_why(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]
+    wizard = _wizard(qtbot, core, bridge)
+    page = wizard.page_of(HostsPage)
+    page.add_host("unreachable-box", HostRole.CLIENT)
+    qtbot.waitUntil(lambda: page.rows["unreachable-box"].state is HostState.FAILED)
+    assert "connection refused" in page.table.item(0, 2).text()
+
+
+def test_a_typed_name_with_shell_syntax_is_refused(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]
+    wizard = _wizard(qtbot, core, bridge)
+    page = wizard.page_of(HostsPage)
+    page.name_edit.setText("srv; rm -rf /")
+    page.add_button.click()
+    assert not page.rows
+    assert "not a host name" in page.name_error.text()
+
+
+def test_a_second_server_replaces_the_first(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]
+    wizard = _wizard(qtbot, core, bridge)
+    page = wizard.page_of(HostsPage)
+    add_host(qtbot, page, "nfs-server", HostRole.SERVER)
+    add_host(qtbot, page, "backup-box", HostRole.SERVER)
+    assert [r.name for r in page.rows.values() if r.role is HostRole.SERVER] == ["backup-box"]

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import numpy as np
+
+from app.events import EventBus, SamplesBatch, TelemetryBatch
+from experiments.samples import HostTelemetry, Sample
+from ui.bridge import Bridge
+from ui.live_plot import LivePlots, rolling_mean_std
+
+
+def _feed(bus: EventBus, n: int, clients: int, trial: int = 1) -> None:
+    for i in range(n):
+        t = (i + 1) * 0.25
+        bus.publish(SamplesBatch(trial, [Sample(f"c{c}", t, 0.25, bytes_read=1_000_000 * (c + 1), ops=10,
+                                                lat_p99_ms=5.0 + c) for c in range(clients)]))
+        if i % 4 == 3:
+            bus.publish(TelemetryBatch(trial, [HostTelemetry("srv", t, 1.0, disk_read_bps=7e6, net_tx_bps=9e6)]))
+
+
+def test_curves_get_the_data_that_arrived(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    bridge.frame.connect(plots.refresh)
+    _feed(bus, 40, clients=3)
+    bridge.flush()
+    curves = plots.trial.client_curves
+    assert sorted(curves) == ["c0", "c1", "c2"]
+    x, y = curves["c2"].getData()
+    assert len(x) == 40 and np.allclose(y, 12_000_000.0)  # 3 MB per 0.25 s
+    sx, sy = plots.trial.sum_curve.getData()
+    assert np.allclose(sy, 24_000_000.0)
+    mx, my = plots.trial.mean_curve.getData()
+    assert np.allclose(my, 24_000_000.0)
+    assert plots.trial.stability.text().startswith("stable")
+    dx, dy = plots.server.curves["disk_read"].getData()
+    assert len(dx) == 10 and np.allclose(dy, 7e6)
+    bridge.close()
+
+
+def test_metric_switch_shows_latency_without_a_sum(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    _feed(bus, 8, clients=2)
+    bridge.flush()
+    plots.metric_box.setCurrentIndex(plots.metric_box.findData("lat_p99"))
+    assert np.allclose(plots.trial.client_curves["c1"].getData()[1], 6.0)
+    assert not plots.trial.sum_curve.isVisible()
+    bridge.close()
+
+
+def test_unstable_throughput_is_called_settling(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    rng = np.random.default_rng(1)
+    for i in range(40):
+        bus.publish(SamplesBatch(1, [Sample("c", (i + 1) * 0.25, 0.25, bytes_read=int(rng.uniform(1e5, 1e6)))]))
+    bridge.flush()
+    plots.refresh()
+    assert plots.trial.stability.text().startswith("settling")
+    bridge.close()
+
+
+def test_rolling_mean_and_std() -> None:
+    mean, std = rolling_mean_std(np.array([1.0, 3.0, 5.0, 7.0]), window=2)
+    assert mean.tolist() == [1.0, 2.0, 4.0, 6.0]
+    assert np.allclose(std, [0.0, 1.0, 1.0, 1.0])

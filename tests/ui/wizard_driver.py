@@ -1,0 +1,41 @@
+"""Drives the wizard like an admin would, for the page tests and the screenshots."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QApplication, QWizard
+
+from ui.core_api import HostRole, HostState
+from ui.pages.hosts import HostsPage
+from ui.pages.plan import PlanPage
+from ui.trust_dialog import TrustDialog
+from ui.wizard import TuningWizard
+
+
+def go_next(qtbot, wizard: TuningWizard) -> None:  # type: ignore[no-untyped-def]
+    page = wizard.currentPage()
+    which = QWizard.WizardButton.CommitButton if page.isCommitPage() else QWizard.WizardButton.NextButton
+    button = wizard.button(which)
+    qtbot.waitUntil(button.isEnabled)
+    button.click()
+    qtbot.waitUntil(lambda: wizard.currentPage() is not page)
+
+
+def add_host(qtbot, page: HostsPage, name: str, role: HostRole, trust: bool = True) -> None:  # type: ignore[no-untyped-def]
+    page.add_host(name, role)
+    qtbot.waitUntil(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible())
+    dialog = page.trust_dialog
+    assert isinstance(dialog, TrustDialog)
+    (dialog.trust_button if trust else dialog.reject_button).click()
+    qtbot.waitUntil(lambda: page.rows[name].state not in (HostState.CONNECTING, HostState.NEW))
+
+
+def small_plan(page: PlanPage) -> None:
+    """nfsd threads 8 vs 64 only, once each: a quick run."""
+    for name, check in page.checks.items():
+        check.setChecked(name == "nfsd.threads")
+    page.edits["nfsd.threads"].setText("8, 64")
+    page.reps.setValue(1)
+
+
+def process_events() -> None:
+    QApplication.processEvents()
