@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import shlex
 import socket
 from collections.abc import Sequence
@@ -32,7 +31,6 @@ from app.hosts.privilege import PROBE_SCRIPT, Privilege, parse_probe
 from app.hosts.process import CommandResult, RemoteProcess
 from app.hosts.settings import SshSettings
 
-log = logging.getLogger(__name__)
 
 
 class _Client(asyncssh.SSHClient):

@@ -74,23 +74,27 @@ class RemoteProcess:
             pass
 
     async def readline(self) -> str:
-        """One stdout line ('' at the end of output)."""
-        return await self._proc.stdout.readline()
+        """One stdout line ('' at the end of output); ConnectionLost if SSH dropped."""
+        try:
+            line = await self._proc.stdout.readline()
+        except (asyncssh.Error, OSError, asyncio.IncompleteReadError) as exc:
+            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}") from exc
+        if not line and self._is_lost():
+            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
+        return line
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        while True:
-            line = await self._proc.stdout.readline()
-            if not line:
-                if self._is_lost():
-                    raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
-                return
+        while line := await self.readline():
             yield line
 
     async def read_stderr(self) -> str:
-        return await self._proc.stderr.read()
+        try:
+            return await self._proc.stderr.read()
+        except (asyncssh.Error, OSError) as exc:
+            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}") from exc
 
     @property
     def exit_status(self) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import platform
@@ -189,3 +190,21 @@ def test_cli_list_hosts_and_missing_config(
     assert capsys.readouterr().out.split() == ["a", "b"]
     assert cli.main(["discover", "--ssh-config", str(tmp_path / "nope"), "a"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_terminal_prompt_shows_fingerprint_and_needs_yes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.commands.discover import _ask_tty
+    from app.hosts import UnknownHostKey
+
+    key = UnknownHostKey("srv", 2222, "ssh-ed25519", "SHA256:abc", "[srv]:2222 ssh-ed25519 AAAA")
+    for answer, expected in (("y\n", True), ("yes\n", True), ("\n", False), ("no\n", False)):
+        err = _Tty()
+        monkeypatch.setattr("sys.stdin", _Tty(answer))
+        monkeypatch.setattr("sys.stderr", err)
+        assert _ask_tty(key) is expected
+        assert "SHA256:abc" in err.getvalue() and "[srv]:2222" in err.getvalue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 
 from app import cli
+from app.discovery import discover_many, require_client, require_server
+from app.hosts import HostPool, NotAnNfsServer, SshSettings
 
 pytestmark = pytest.mark.lab
 
@@ -56,7 +59,8 @@ def test_discover_server_and_client(lab: Any, capsys: pytest.CaptureFixture[str]
 
     assert server["nfsd"]["threads"] == int(read(lab, "lab-server", "/proc/fs/nfsd/threads"))
     assert server["nfsd"]["versions"]
-    assert any(n["name"] == "vec0" and n["mtu"] for n in server["nics"])
+    lan = [n for n in server["nics"] if n["name"] != "lo" and n["addresses"]]
+    assert lan and all(n["mtu"] for n in lan)
 
     client_addrs = {a.split("/")[0] for n in client["nics"] for a in n["addresses"]}
     candidates = {c["address"] for c in server["client_candidates"]}
@@ -70,6 +74,18 @@ def test_discover_server_and_client(lab: Any, capsys: pytest.CaptureFixture[str]
         read(lab, "lab-client1", f"/sys/class/bdi/{mount['dev']}/read_ahead_kb")
     )
     assert client["python3"]["present"] and client["privilege"] == "root"
+
+
+def test_client_is_not_an_nfs_server(lab: Any) -> None:
+    async def go() -> None:
+        async with HostPool(SshSettings(config_file=lab.ssh_config)) as pool:
+            (found,) = await discover_many(pool, ["lab-client1"])
+        assert found.facts is not None, found.error
+        require_client(found.facts)
+        with pytest.raises(NotAnNfsServer, match="lab-client1"):
+            require_server(found.facts)
+
+    asyncio.run(go())
 
 
 def test_facts_follow_hand_made_changes(lab: Any, capsys: pytest.CaptureFixture[str]) -> None:

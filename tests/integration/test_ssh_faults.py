@@ -378,3 +378,40 @@ def test_pool_one_connection_per_name_and_errors_as_results(tmp_path: Path) -> N
         await fake.stop()
 
     run(go())
+
+
+def test_streaming_through_sudo_with_password(tmp_path: Path) -> None:
+    async def go() -> None:
+        fake = await FakeSshServer(tmp_path, sudo="password").start()
+        fake.trust_host_key()
+        conn = fake.connection()
+        conn.set_sudo_password("s3cret")
+        try:
+            async with await conn.start(["cat"], sudo=True) as proc:
+                await proc.write("sample 1\n")
+                assert await proc.readline() == "sample 1\n"  # not the password
+                proc.write_eof()
+                assert (await proc.wait()).exit_status == 0
+            assert fake.commands[-1] == "sudo -k -S -p '' -- cat"
+        finally:
+            await conn.close()
+            await fake.stop()
+
+    run(go())
+
+
+def test_streaming_sees_connection_loss(tmp_path: Path) -> None:
+    async def go() -> None:
+        fake = await FakeSshServer(tmp_path).start()
+        fake.trust_host_key()
+        conn = fake.connection()
+        try:
+            proc = await conn.start(["drop-connection"])
+            with pytest.raises(ConnectionLost):
+                async for _line in proc:
+                    pass
+        finally:
+            await conn.close()
+            await fake.stop()
+
+    run(go())

@@ -99,7 +99,10 @@ def test_lab_captures(name: str) -> None:
     f = build_host_facts("lab", load(name))
     assert f.problems == ()
     assert f.os.id == "debian" and f.kernel == "6.1.176" and f.nfs_utils_version == "2.6.2"
-    assert any(n.name == "vec0" and n.mtu == 1500 for n in f.nics)
+    nics = {n.name: n for n in f.nics}
+    assert nics["vec0"].mtu == 9000 and nics["lan0"].mtu == 1500  # lan0 rides on vec0
+    assert nics["lan0"].addresses[0].startswith("10.213.7.") and nics["lan0"].speed_mbps is None
+    assert f.cpu_count == 1
     assert f.python3.usable_for_agent
     if name == "lab_server.txt":
         assert f.roles == ("server",)

@@ -1,0 +1,1 @@
+"""Tunables: read, validate, apply with the journal first, verify, and always revert."""

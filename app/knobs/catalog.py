@@ -1,0 +1,80 @@
+"""Every tunable nfs-tuner knows, with its valid values and safety class."""
+
+from __future__ import annotations
+
+from app.knobs.model import KnobSpec, Safety, Scope, Validity
+
+_SIZES = tuple(2**k for k in range(12, 21))  # 4 KiB … 1 MiB, the NFS client's range
+
+SPECS: dict[str, KnobSpec] = {
+    s.name: s
+    for s in (
+        KnobSpec(
+            "nfsd_threads", "nfsd threads", Scope.SERVER, "threads",
+            Validity("0 stops the NFS service and is never allowed; more than 1024 only costs memory",
+                     minimum=1, maximum=1024),
+            Safety.SERVICE, "Too few threads make requests wait (pool_stats); 0 would stop the service.",
+            (8, 16, 32, 64),
+        ),
+        KnobSpec(
+            "export_sync", "export sync/async", Scope.SERVER, "",
+            Validity("an export is either sync or async", choices=("sync", "async")),
+            Safety.DATA_RISK,
+            "async acknowledges writes before they reach the disk: a server crash may lose "
+            "data the clients were told was safe. Needs an explicit opt-in.",
+            ("sync",),
+        ),
+        KnobSpec(
+            "stripe_cache_size", "md stripe_cache_size", Scope.SERVER, "pages",
+            Validity("the md driver accepts 17–32768 stripe cache entries", minimum=17, maximum=32768),
+            Safety.MEMORY, "Costs page size × member disks × value of RAM on the server.",
+            (256, 1024, 4096, 8192),
+        ),
+        KnobSpec(
+            "rsize", "rsize", Scope.CLIENT, "bytes",
+            Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
+            Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
+            (32768, 131072, 1048576),
+        ),
+        KnobSpec(
+            "wsize", "wsize", Scope.CLIENT, "bytes",
+            Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
+            Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
+            (32768, 131072, 1048576),
+        ),
+        KnobSpec(
+            "nfsvers", "NFS version", Scope.CLIENT, "",
+            Validity("versions the Linux client and knfsd share", choices=("3", "4.1", "4.2")),
+            Safety.SAFE, "Applied on nfs-tuner's own test mount.",
+            ("3", "4.2"),
+        ),
+        KnobSpec(
+            "nconnect", "nconnect", Scope.CLIENT, "connections",
+            Validity("the Linux client allows 1–16 TCP connections per server", minimum=1, maximum=16),
+            Safety.SAFE, "Applied on nfs-tuner's own test mount (Linux 5.3 and newer).",
+            (1, 4, 8),
+        ),
+        KnobSpec(
+            "read_ahead_kb", "client readahead", Scope.CLIENT, "KiB",
+            Validity("readahead of the mount's bdi, 0–65536 KiB", minimum=0, maximum=65536),
+            Safety.SAFE, "Set on the test mount's bdi only.",
+            (128, 1024, 4096, 16384),
+        ),
+        KnobSpec(
+            "mtu", "MTU", Scope.LINK, "bytes",
+            Validity("Ethernet MTU from 1280 to 9000; every switch on the path must agree",
+                     minimum=1280, maximum=9000),
+            Safety.CONNECTIVITY,
+            "A value the network does not carry cuts traffic, SSH included: nfs-tuner checks with "
+            "a full-size don't-fragment ping both ways and reverts at once if it fails.",
+            (1500, 9000),
+        ),
+    )
+}  # fmt: skip
+
+
+def spec(name: str) -> KnobSpec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise KeyError(f"unknown knob {name!r}; known: {', '.join(SPECS)}") from None

@@ -1,0 +1,201 @@
+"""Changing hosts safely: the journal first, the host's way back second, then the change.
+
+Every change goes: validate → read the current value → journal entry (intended) →
+hand the restore steps to the host's dead-man switch → make the change → read the
+effective value back → journal entry (applied). ``revert_all`` undoes everything
+newest first and checks that the old values are back. While changes are held, a
+heartbeat keeps each host's switch from firing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from dataclasses import dataclass, field
+
+from app.hosts import HostConnection, HostError, HostPool
+from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan
+from app.knobs.model import Applied, InvalidValue, KnobError, ReadOnlyHost, Step, Value
+from app.knobs.targets import Target, describe_step
+from app.store import Store
+from app.store.states import JournalState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Held:
+    applied: Applied
+    target: Target
+    restore: list[Step]
+
+
+@dataclass
+class _HostState:
+    deadman: DeadMan
+    held: list[_Held] = field(default_factory=list)
+
+
+class RevertFailed(KnobError):
+    pass
+
+
+class ChangeJournal:
+    def __init__(
+        self,
+        store: Store,
+        pool: HostPool,
+        session_id: int | None = None,
+        *,
+        deadman_timeout: float = DEFAULT_TIMEOUT,
+        token: str | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.session_id = session_id
+        self.deadman_timeout = deadman_timeout
+        self.token = token or secrets.token_hex(6)
+        self._hosts: dict[str, _HostState] = {}
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def held(self) -> list[Applied]:
+        return [h.applied for s in self._hosts.values() for h in s.held]
+
+    async def _run(self, conn: HostConnection, step: Step) -> None:
+        priv = await conn.privilege()
+        result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)
+        if step.check and not result.ok:
+            raise KnobError(f"`{describe_step(step)}` failed on {conn.name}: {result.stderr.strip() or result.stdout.strip()}")
+
+    async def _host(self, conn: HostConnection) -> _HostState:
+        state = self._hosts.get(conn.name)
+        if state is None:
+            deadman = DeadMan(conn, self.token, self.deadman_timeout)
+            await deadman.arm()
+            state = self._hosts[conn.name] = _HostState(deadman)
+            if self._heartbeat is None:
+                self._heartbeat = asyncio.create_task(self._beat_forever())
+        return state
+
+    async def _sync_restore(self, state: _HostState, pending: list[_Held]) -> None:
+        entries = [
+            {"id": h.applied.journal_id, "label": f"{h.applied.knob} {h.applied.target}",
+             "steps": [s.to_json() for s in h.restore]}
+            for h in [*state.held, *pending]
+        ]  # fmt: skip
+        await state.deadman.set_restore(entries)
+
+    async def apply(self, host: str, target: Target, value: Value) -> Applied:
+        problem = target.spec.validity.problem(value) if target.spec.name != "test_mount" else None
+        if problem:
+            raise InvalidValue(f"{target.spec.title} on {host}: {problem}")
+        conn = self.pool[host]
+        priv = await conn.privilege()
+        if not priv.can_change:
+            raise ReadOnlyHost(host, target.spec.name, priv.sudoers_line())
+        async with self._lock:
+            old = await target.read(conn)
+            jid = self.store.journal_intend(
+                self.session_id, host, target.spec.name, target.target, old, value, detail=f"deadman={self.token}"
+            )
+            applied = Applied(target.spec.name, host, target.target, old, value, None, jid)
+            held = _Held(applied, target, target.restore_steps(old))
+            try:
+                state = await self._host(conn)
+                await self._sync_restore(state, [held])
+            except (KnobError, HostError) as exc:
+                self.store.journal_update(jid, JournalState.DISMISSED, f"not made: {exc}")
+                raise
+            try:
+                for step in target.set_steps(value):
+                    await self._run(conn, step)
+                applied.effective = await target.read(conn)
+            except (KnobError, HostError) as exc:
+                self.store.journal_update(jid, JournalState.FAILED, str(exc))
+                state.held.append(held)
+                await self._revert_one(state, held)  # put back what may have half-taken
+                raise
+            state.held.append(held)
+            if applied.clamped:
+                applied.notes.append(f"asked for {value}, the host took {applied.effective}")
+            self.store.journal_update(
+                jid, JournalState.APPLIED, f"deadman={self.token}; effective={applied.effective}"
+            )
+            return applied
+
+    async def _revert_one(self, state: _HostState, held: _Held) -> None:
+        conn = self.pool[held.applied.host]
+        errors = []
+        for step in held.restore:
+            try:
+                await self._run(conn, step)
+            except (KnobError, HostError) as exc:
+                errors.append(str(exc))
+        back: Value | None = None
+        with contextlib.suppress(KnobError, HostError):
+            back = await held.target.read(conn)
+        if back is not None and str(back) != str(held.applied.old) and not errors:
+            errors.append(f"{held.applied.knob} reads {back} after revert, expected {held.applied.old}")
+        state.held.remove(held)
+        if errors:
+            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, "; ".join(errors))
+            raise RevertFailed(
+                f"could not put back {held.applied.knob} on {held.applied.host} ({held.applied.target}): "
+                + "; ".join(errors)
+            )
+        self.store.journal_update(held.applied.journal_id, JournalState.REVERTED)
+        with contextlib.suppress(KnobError, HostError):
+            await self._sync_restore(state, [])
+
+    async def revert(self, applied: Applied) -> None:
+        async with self._lock:
+            state = self._hosts[applied.host]
+            held = next(h for h in state.held if h.applied is applied)
+            await self._revert_one(state, held)
+
+    async def revert_all(self) -> list[str]:
+        """Undo every held change, newest first; returns the problems (empty when all is back)."""
+        problems: list[str] = []
+        async with self._lock:
+            for state in self._hosts.values():
+                for held in reversed(list(state.held)):
+                    try:
+                        await self._revert_one(state, held)
+                    except (KnobError, HostError) as exc:
+                        problems.append(str(exc))
+            for name, state in list(self._hosts.items()):
+                if not state.held:
+                    with contextlib.suppress(KnobError, HostError):
+                        await state.deadman.disarm()
+                    del self._hosts[name]
+        return problems
+
+    async def _beat_forever(self) -> None:
+        interval = max(1.0, self.deadman_timeout / 6)
+        while True:
+            await asyncio.sleep(interval)
+            for state in list(self._hosts.values()):
+                try:
+                    await state.deadman.beat()
+                except HostError as exc:  # the switch will fire if this goes on: that is its job
+                    log.warning("heartbeat to %s failed: %s", state.deadman.conn.name, exc)
+
+    async def close(self) -> list[str]:
+        """Revert everything and stop the heartbeat (normal end, cancel, error)."""
+        problems = await self.revert_all()
+        if self._heartbeat is not None and not self._hosts:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+        return problems
+
+    async def __aenter__(self) -> ChangeJournal:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,127 @@
+"""What a tunable is: where it lives, which values are valid and why, how risky it is."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+Value = int | str
+
+
+class Scope(StrEnum):
+    SERVER = "server"
+    CLIENT = "client"
+    LINK = "link"  # both ends of the server–client path
+
+
+class Safety(StrEnum):
+    SAFE = "safe"
+    DATA_RISK = "data-risk"  # may lose acknowledged writes: explicit opt-in
+    CONNECTIVITY = "connectivity"  # may cut the network, the admin's SSH included
+    MEMORY = "memory"  # costs RAM on the host
+    SERVICE = "service"  # a wrong value stops or starves a service
+
+
+@dataclass(frozen=True)
+class Validity:
+    """A range or a set of values, with the reason the admin is shown on refusal."""
+
+    reason: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[Value, ...] = ()
+
+    def problem(self, value: Value) -> str | None:
+        """None if ``value`` is valid, else a sentence saying what is allowed."""
+        if self.choices:
+            if value in self.choices or str(value) in {str(c) for c in self.choices}:
+                return None
+            return f"{value!r} is not one of {', '.join(map(str, self.choices))}: {self.reason}"
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"{value!r} is not a whole number: {self.reason}"
+        if self.minimum is not None and value < self.minimum:
+            return f"{value} is below {self.minimum}: {self.reason}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{value} is above {self.maximum}: {self.reason}"
+        return None
+
+    def describe(self) -> str:
+        if self.choices:
+            return ", ".join(map(str, self.choices))
+        return f"{self.minimum}–{self.maximum}"
+
+
+@dataclass(frozen=True)
+class KnobSpec:
+    name: str
+    title: str
+    scope: Scope
+    unit: str
+    validity: Validity
+    safety: Safety
+    safety_note: str
+    default_sweep: tuple[Value, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One root command on a host: argv (never a shell string) and its stdin."""
+
+    argv: tuple[str, ...]
+    input: str | None = None
+    check: bool = True  # False: a failure is expected sometimes (e.g. umount of what is gone)
+
+    def to_json(self) -> dict[str, object]:
+        return {"argv": list(self.argv), "input": self.input, "check": self.check}
+
+
+def write_file(path: str, value: Value) -> Step:
+    # `tee PATH` rather than a shell redirect: the sudoers rule can name exactly
+    # which files nfs-tuner may write.
+    return Step(("tee", path), f"{value}\n")
+
+
+class KnobError(Exception):
+    """A knob could not be read, applied or reverted; the message says what to do."""
+
+
+class InvalidValue(KnobError):
+    pass
+
+
+class ReadOnlyHost(KnobError):
+    def __init__(self, host: str, knob: str, sudoers: str) -> None:
+        super().__init__(
+            f"{knob} is read-only on {host}: this login is neither root nor allowed passwordless sudo. "
+            f"To let nfs-tuner change it, add with visudo: {sudoers}"
+        )
+
+
+@dataclass
+class Applied:
+    """What really took: the kernel may clamp or negotiate a value."""
+
+    knob: str
+    host: str
+    target: str
+    old: Value | None
+    requested: Value
+    effective: Value | None
+    journal_id: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def clamped(self) -> bool:
+        return self.effective is not None and str(self.effective) != str(self.requested)
+
+
+def as_int(text: str, what: str) -> int:
+    try:
+        return int(text.strip().split()[0])
+    except (ValueError, IndexError):
+        raise KnobError(f"could not read {what}: got {text.strip()[:80]!r}") from None
+
+
+def first_line(outputs: Sequence[str]) -> str:
+    return next((o.strip() for o in outputs if o.strip()), "")

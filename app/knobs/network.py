@@ -1,0 +1,116 @@
+"""MTU on both ends of the server–client path, proven by a full-size don't-fragment ping.
+
+Both ends are journaled and changed, then every path is checked in both directions
+with a ping of exactly MTU bytes that may not be fragmented. If any fails, both
+ends go back at once and the error names the hop that did not carry the frames.
+(SSH sessions opened before the change keep their smaller segment size, so the
+controller can still put things back; if it cannot, the dead-man switches will.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from app.hosts import HostConnection, HostPool
+from app.knobs.catalog import SPECS
+from app.knobs.changes import ChangeJournal
+from app.knobs.model import Applied, InvalidValue, KnobError, KnobSpec, Step, Value, as_int
+from app.knobs.targets import read_text
+
+ICMP_AND_IP_HEADERS = 28
+
+
+@dataclass
+class MtuTarget:
+    iface: str
+    spec: KnobSpec = SPECS["mtu"]
+
+    @property
+    def target(self) -> str:
+        return self.iface
+
+    async def read(self, conn: HostConnection) -> Value:
+        return as_int(await read_text(conn, f"/sys/class/net/{self.iface}/mtu"), f"{self.iface} MTU")
+
+    def set_steps(self, value: Value) -> list[Step]:
+        return [Step(("ip", "link", "set", "dev", self.iface, "mtu", str(int(value))))]
+
+    def restore_steps(self, old: Value) -> list[Step]:
+        return self.set_steps(old)
+
+
+@dataclass(frozen=True)
+class PathEnd:
+    host: str
+    iface: str
+    address: str
+
+
+class MtuCheckFailed(KnobError):
+    pass
+
+
+async def resolve_address(conn: HostConnection, name: str) -> str:
+    """The IPv4 address ``name`` has as seen from this host."""
+    result = await conn.run(["getent", "ahostsv4", name])
+    words = result.stdout.split()
+    if not result.ok or not words:
+        raise KnobError(f"{conn.name} cannot resolve {name!r}: give the server's address as the clients see it")
+    return words[0]
+
+
+async def route_to(conn: HostConnection, address: str) -> PathEnd:
+    """Which interface and source address this host uses to reach ``address``."""
+    result = await conn.run(["ip", "-j", "route", "get", address])
+    try:
+        route = json.loads(result.stdout)[0]
+        return PathEnd(conn.name, str(route["dev"]), str(route.get("prefsrc", "")))
+    except (ValueError, LookupError, TypeError):
+        raise KnobError(f"{conn.name} has no route to {address}: {result.stderr.strip()}") from None
+
+
+async def df_ping(conn: HostConnection, address: str, mtu: int) -> bool:
+    size = mtu - ICMP_AND_IP_HEADERS
+    result = await conn.run(["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", str(size), address], timeout=20)
+    return result.ok
+
+
+async def set_link_mtu(
+    journal: ChangeJournal, pool: HostPool, server: str, server_address: str, clients: list[str], mtu: int
+) -> list[Applied]:
+    """Set ``mtu`` on the server's and each client's interface facing each other."""
+    problem = SPECS["mtu"].validity.problem(mtu)
+    if problem:
+        raise InvalidValue(f"MTU: {problem}")
+    ends: dict[str, PathEnd] = {}
+    pairs: list[tuple[PathEnd, PathEnd]] = []
+    for client in clients:
+        address = await resolve_address(pool[client], server_address)
+        client_end = await route_to(pool[client], address)
+        server_end = await route_to(pool[server], client_end.address)
+        server_end = PathEnd(server, server_end.iface, address)
+        ends.setdefault(server, server_end)
+        ends[client] = client_end
+        pairs.append((client_end, server_end))
+    applied: list[Applied] = []
+    try:
+        for end in ends.values():
+            applied.append(await journal.apply(end.host, MtuTarget(end.iface), mtu))
+        for client_end, server_end in pairs:
+            for src, dst in ((client_end, server_end), (server_end, client_end)):
+                if not await df_ping(pool[src.host], dst.address, mtu):
+                    raise MtuCheckFailed(
+                        f"MTU {mtu} does not pass from {src.host} ({src.iface}) to {dst.host} ({dst.address}, "
+                        f"{dst.iface}): a {mtu}-byte don't-fragment ping got no answer, so a switch or NIC on "
+                        "that path carries smaller frames. Both ends were put back; raise the MTU on every "
+                        "switch port of the path first."
+                    )
+    except BaseException:
+        for item in reversed(applied):
+            try:
+                await journal.revert(item)
+            except KnobError:
+                pass  # the dead-man switches still hold the way back
+        raise
+    return applied

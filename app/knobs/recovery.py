@@ -1,0 +1,101 @@
+"""After a crash: what the journal says may still be changed, and setting it right.
+
+On start, entries that were never reverted are looked up on their hosts. Where the
+host's dead-man switch already put them back, the journal is told so
+(reverted_by_host). The rest are offered to the admin: revert now (write the old
+value) or, after checking the host, dismiss.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.hosts import HostError, HostPool
+from app.knobs.catalog import SPECS
+from app.knobs.deadman import fired_report, forget, switch_pending
+from app.knobs.model import KnobError, Step
+from app.knobs.network import MtuTarget
+from app.knobs.targets import ExportSyncTarget, KernelFileTarget, ScratchMount, Target
+from app.store import JournalState, Store
+from app.store.records import JournalEntry
+
+_TOKEN = re.compile(r"deadman=([0-9a-f]+)")
+
+
+@dataclass(frozen=True)
+class Pending:
+    entry: JournalEntry
+    status: str  # "reverted by host", "switch armed", "still changed?", "host unreachable: …"
+
+
+def token_of(entry: JournalEntry) -> str | None:
+    m = _TOKEN.search(entry.detail or "")
+    return m.group(1) if m else None
+
+
+def target_for(entry: JournalEntry) -> Target:
+    """Rebuild the target a journal entry names, to read or restore it."""
+    if entry.knob in ("nfsd_threads", "stripe_cache_size", "read_ahead_kb"):
+        return KernelFileTarget(SPECS[entry.knob], entry.target)
+    if entry.knob == "export_sync":
+        client, _, path = entry.target.partition(":")
+        return ExportSyncTarget(path, client)
+    if entry.knob == "mtu":
+        return MtuTarget(entry.target)
+    if entry.knob == "test_mount":
+        return ScratchMount("", "", entry.target)
+    raise KnobError(f"journal entry {entry.id} names an unknown knob {entry.knob!r}")
+
+
+async def inspect(store: Store, pool: HostPool) -> list[Pending]:
+    """Look at every unreverted entry's host; mark those its switch put back."""
+    out: list[Pending] = []
+    reports: dict[tuple[str, str], dict | None] = {}  # type: ignore[type-arg]
+    for entry in store.unreverted_journal():
+        token = token_of(entry)
+        conn = pool[entry.host]
+        try:
+            if token and (entry.host, token) not in reports:
+                reports[(entry.host, token)] = await fired_report(conn, token)
+            report = reports.get((entry.host, token or ""))
+            done = {r.get("id") for r in (report or {}).get("results", []) if r.get("ok")}
+            if entry.id in done:
+                store.journal_update(entry.id, JournalState.REVERTED_BY_HOST, "the host's dead-man switch restored it")
+                out.append(Pending(entry, "reverted by host"))
+            elif token and await switch_pending(conn, token):
+                out.append(Pending(entry, "switch armed: the host restores it within a minute"))
+            else:
+                out.append(Pending(entry, "still changed?"))
+        except HostError as exc:
+            out.append(Pending(entry, f"host unreachable: {exc}"))
+    for (host, token), report in reports.items():
+        if report is not None and all(p.entry.host != host or p.status == "reverted by host" for p in out):
+            try:
+                await forget(pool[host], token)
+            except HostError:
+                pass
+    return out
+
+
+async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> None:
+    """Write the entry's old value back (the admin chose to revert a crash leftover)."""
+    conn = pool[entry.host]
+    target = target_for(entry)
+    steps: list[Step]
+    if isinstance(target, ExportSyncTarget):
+        await target.read(conn)  # learn the export's other options, then set the old mode
+        steps = target.set_steps(entry.old_value)  # type: ignore[arg-type]
+    else:
+        steps = target.restore_steps(entry.old_value)  # type: ignore[arg-type]
+    priv = await conn.privilege()
+    for step in steps:
+        result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)
+        if step.check and not result.ok:
+            store.journal_update(entry.id, JournalState.FAILED, result.stderr.strip())
+            raise KnobError(f"could not revert {entry.knob} on {entry.host}: {result.stderr.strip()}")
+    store.journal_update(entry.id, JournalState.REVERTED, "reverted after a crash")
+
+
+def dismiss(store: Store, entry: JournalEntry, why: str = "checked by the admin") -> None:
+    store.journal_update(entry.id, JournalState.DISMISSED, why)

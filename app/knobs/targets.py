@@ -1,0 +1,214 @@
+"""The concrete tunables on a host: how each is read, set and put back.
+
+A target turns a value into root ``Step``s (argv + stdin, never shell strings). The
+same steps serve the controller and the host's dead-man switch, which replays the
+restore steps on its own if the controller goes silent.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.facts.parse_nfs import parse_exportfs
+from app.facts.parse_storage import parse_mountinfo
+from app.hosts import HostConnection
+from app.knobs.catalog import SPECS
+from app.knobs.model import KnobError, KnobSpec, Step, Value, as_int, write_file
+
+ABSENT = "absent"  # the old value of something nfs-tuner creates (its test mount)
+
+
+class Target(Protocol):
+    spec: KnobSpec
+
+    @property
+    def target(self) -> str: ...
+
+    async def read(self, conn: HostConnection) -> Value: ...
+
+    def set_steps(self, value: Value) -> list[Step]: ...
+
+    def restore_steps(self, old: Value) -> list[Step]: ...
+
+
+async def read_text(conn: HostConnection, path: str) -> str:
+    result = await conn.run(["cat", path])
+    if not result.ok:
+        raise KnobError(f"cannot read {path} on {conn.name}: {result.stderr.strip() or 'no output'}")
+    return result.stdout
+
+
+@dataclass
+class KernelFileTarget:
+    """A value in /proc or /sys written with tee (threads, stripe cache, readahead)."""
+
+    spec: KnobSpec
+    path: str
+
+    @property
+    def target(self) -> str:
+        return self.path
+
+    async def read(self, conn: HostConnection) -> Value:
+        return as_int(await read_text(conn, self.path), self.path)
+
+    def set_steps(self, value: Value) -> list[Step]:
+        return [write_file(self.path, value)]
+
+    def restore_steps(self, old: Value) -> list[Step]:
+        return self.set_steps(old)
+
+
+def nfsd_threads() -> KernelFileTarget:
+    return KernelFileTarget(SPECS["nfsd_threads"], "/proc/fs/nfsd/threads")
+
+
+def stripe_cache(md: str) -> KernelFileTarget:
+    if not md.startswith("md") or not md[2:].replace("_", "").isalnum():
+        raise KnobError(f"{md!r} is not an md array name such as md0")
+    return KernelFileTarget(SPECS["stripe_cache_size"], f"/sys/block/{md}/md/stripe_cache_size")
+
+
+def readahead(bdi: str) -> KernelFileTarget:
+    major, _, minor = bdi.partition(":")
+    if not (major.isdigit() and minor.isdigit()):
+        raise KnobError(f"{bdi!r} is not a bdi major:minor")
+    return KernelFileTarget(SPECS["read_ahead_kb"], f"/sys/class/bdi/{bdi}/read_ahead_kb")
+
+
+async def stripe_cache_cost(conn: HostConnection, md: str, value: int) -> tuple[int, int]:
+    """(bytes the stripe cache would take, bytes of MemAvailable) on the server."""
+    page = as_int((await conn.run(["getconf", "PAGESIZE"])).stdout, "PAGESIZE")
+    disks = as_int(await read_text(conn, f"/sys/block/{md}/md/raid_disks"), "raid_disks")
+    meminfo = await read_text(conn, "/proc/meminfo")
+    avail_kb = next((as_int(ln.split(":", 1)[1], "MemAvailable") for ln in meminfo.splitlines()
+                     if ln.startswith("MemAvailable:")), 0)  # fmt: skip
+    return page * disks * value, avail_kb * 1024
+
+
+@dataclass
+class ExportSyncTarget:
+    """sync/async of one export; re-exports that export only, keeping its other options."""
+
+    path: str
+    client: str
+    spec: KnobSpec = field(default_factory=lambda: SPECS["export_sync"])
+    _options: tuple[str, ...] = ()
+
+    @property
+    def target(self) -> str:
+        return f"{self.client}:{self.path}"
+
+    async def read(self, conn: HostConnection) -> Value:
+        result = await conn.run(["exportfs", "-v"], sudo=True)
+        entries = [e for e in parse_exportfs(result.stdout).value if e.path == self.path and e.client == self.client]
+        if not entries:
+            raise KnobError(
+                f"{conn.name} does not export {self.path} to {self.client} (exportfs -v shows "
+                f"{len(parse_exportfs(result.stdout).value)} exports): check the export path and client"
+            )
+        self._options = entries[0].options
+        return "async" if entries[0].is_async else "sync"
+
+    def _with(self, mode: Value) -> str:
+        if not self._options:
+            raise KnobError(f"read the export {self.target} before changing it")
+        opts = [o for o in self._options if o not in ("sync", "async")]
+        return ",".join([str(mode), *opts])
+
+    def set_steps(self, value: Value) -> list[Step]:
+        return [Step(("exportfs", "-o", self._with(value), self.target))]
+
+    def restore_steps(self, old: Value) -> list[Step]:
+        return [Step(("exportfs", "-o", ",".join(self._options), self.target))]
+
+
+@dataclass(frozen=True)
+class MountOptions:
+    rsize: int | None = None
+    wsize: int | None = None
+    nfsvers: str | None = None
+    nconnect: int | None = None
+
+    def option_string(self) -> str:
+        opts = []
+        if self.nfsvers:
+            opts.append(f"vers={self.nfsvers}")
+        for name in ("rsize", "wsize", "nconnect"):
+            if (v := getattr(self, name)) is not None:
+                opts.append(f"{name}={int(v)}")
+        return ",".join(opts or ["defaults"])
+
+    @classmethod
+    def from_values(cls, values: dict[str, Value]) -> MountOptions:
+        def num(name: str) -> int | None:
+            v = values.get(name)
+            return int(v) if v is not None else None
+
+        vers = values.get("nfsvers")
+        return cls(num("rsize"), num("wsize"), str(vers) if vers is not None else None, num("nconnect"))
+
+
+@dataclass
+class ScratchMount:
+    """nfs-tuner's own mount of the export, made for the trials and removed after.
+
+    The admin's mounts are never touched: the mount point is a fresh directory named
+    for this run, and nfs-tuner refuses to use one that is already a mount point.
+    """
+
+    server: str
+    export: str
+    mount_point: str
+    spec: KnobSpec = field(
+        default_factory=lambda: KnobSpec("test_mount", "test mount", SPECS["rsize"].scope, "",
+                                         SPECS["rsize"].validity, SPECS["rsize"].safety,
+                                         "nfs-tuner's own mount of the export for trials")
+    )  # fmt: skip
+    options: MountOptions = field(default_factory=MountOptions)
+
+    @property
+    def target(self) -> str:
+        return self.mount_point
+
+    async def read(self, conn: HostConnection) -> Value:
+        entry = await self.entry(conn)
+        return entry.super_options if entry else ABSENT
+
+    async def entry(self, conn: HostConnection):  # type: ignore[no-untyped-def]
+        mounts = parse_mountinfo(await read_text(conn, "/proc/self/mountinfo")).value
+        return next((m for m in reversed(mounts) if m.mount_point == self.mount_point), None)
+
+    async def negotiated(self, conn: HostConnection) -> dict[str, str]:
+        entry = await self.entry(conn)
+        if entry is None:
+            return {}
+        return dict(o.partition("=")[::2] for o in entry.super_options.split(","))
+
+    async def bdi(self, conn: HostConnection) -> str:
+        entry = await self.entry(conn)
+        if entry is None:
+            raise KnobError(f"{self.mount_point} is not mounted on {conn.name}")
+        return entry.dev
+
+    def set_steps(self, value: Value) -> list[Step]:
+        source = f"{self.server}:{self.export}"
+        return [
+            Step(("mkdir", "-p", "-m", "0755", self.mount_point)),
+            Step(("mount", "-t", "nfs", "-o", str(value), source, self.mount_point)),
+        ]
+
+    def restore_steps(self, old: Value) -> list[Step]:
+        # Our own mount only: if a straggler keeps it busy, detach it lazily rather
+        # than leave it behind. Each step may find its work already done.
+        return [
+            Step(("umount", self.mount_point), check=False),
+            Step(("umount", "-l", self.mount_point), check=False),
+            Step(("rmdir", self.mount_point), check=False),
+        ]
+
+
+def describe_step(step: Step) -> str:
+    return shlex.join(step.argv) + (f" <<< {step.input.strip()!r}" if step.input else "")

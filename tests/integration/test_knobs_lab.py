@@ -1,0 +1,173 @@
+"""Every knob against the lab's real kernels: read → apply → verify afresh → revert."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from app.hosts import HostPool, SshSettings
+from app.knobs.changes import ChangeJournal
+from app.knobs.model import InvalidValue, KnobError, ReadOnlyHost
+from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
+from app.knobs.targets import ABSENT, ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, readahead, stripe_cache
+from app.store import JournalState, Store
+from tests.conftest import LabHandle
+
+pytestmark = pytest.mark.lab
+T = TypeVar("T")
+
+
+def _settings(lab: LabHandle, tmp_path: Path) -> SshSettings:
+    return SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "app_known_hosts")
+
+
+def run(coro: Awaitable[T]) -> T:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+async def fresh_read(settings: SshSettings, host: str, read: Callable) -> object:  # type: ignore[type-arg]
+    """Read over a brand-new connection, so nothing cached can fake the result."""
+    async with HostPool(settings) as pool:
+        return await read(pool[host])
+
+
+@pytest.mark.parametrize(
+    ("host", "make", "value"),
+    [
+        ("lab-server", lambda: nfsd_threads(), 32),
+        ("lab-server", lambda: stripe_cache("md0"), 4096),
+    ],
+    ids=["nfsd_threads", "stripe_cache_size"],
+)
+def test_kernel_file_knob_round_trip(lab: LabHandle, tmp_path: Path, host: str, make, value: int) -> None:  # type: ignore[no-untyped-def]
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        target = make()
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                original = await target.read(pool[host])
+                journal = ChangeJournal(store, pool, deadman_timeout=60)
+                applied = await journal.apply(host, target, value)
+                assert applied.old == original and applied.effective == value
+                assert await fresh_read(settings, host, target.read) == value
+                assert store.journal()[0].state is JournalState.APPLIED
+                assert await journal.close() == []
+                assert await fresh_read(settings, host, target.read) == original
+                assert [e.state for e in store.journal()] == [JournalState.REVERTED]
+
+    run(scenario())
+
+
+def test_export_sync_async_round_trip(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        target = ExportSyncTarget("/srv/nfs", "10.213.7.0/24")
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                assert await target.read(pool["lab-server"]) == "sync"
+                journal = ChangeJournal(store, pool)
+                await journal.apply("lab-server", target, "async")
+                check = ExportSyncTarget("/srv/nfs", "10.213.7.0/24")
+                assert await fresh_read(settings, "lab-server", check.read) == "async"
+                assert "no_root_squash" in check._options and "rw" in check._options
+                await journal.close()
+                assert await fresh_read(settings, "lab-server", check.read) == "sync"
+                assert "no_root_squash" in check._options
+
+    run(scenario())
+
+
+def test_scratch_mount_options_and_readahead_round_trip(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        mount = ScratchMount("lab-server", "/srv/nfs", "/mnt/nfs-tuner-test")
+        opts = MountOptions(rsize=65536, wsize=32768, nfsvers="3", nconnect=2).option_string()
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                journal = ChangeJournal(store, pool)
+                await journal.apply("lab-client1", mount, opts)
+                neg = await fresh_read(settings, "lab-client1", mount.negotiated)
+                assert neg["vers"] == "3" and neg["rsize"] == "65536" and neg["wsize"] == "32768"
+                assert neg.get("nconnect") == "2"
+                ra = readahead(await mount.bdi(pool["lab-client1"]))
+                before = await ra.read(pool["lab-client1"])
+                await journal.apply("lab-client1", ra, 8192)
+                assert await fresh_read(settings, "lab-client1", ra.read) == 8192
+                # The admin's own mount is untouched.
+                admin = lab.run("lab-client1", "findmnt -n -o OPTIONS /mnt/lab").stdout
+                assert "vers=4.2" in admin
+                await journal.close()
+                assert before > 0
+                assert await fresh_read(settings, "lab-client1", mount.read) == ABSENT
+                assert lab.run("lab-client1", "test -e /mnt/nfs-tuner-test", check=False).returncode != 0
+
+    run(scenario())
+
+
+def test_invalid_values_and_read_only_logins_are_refused(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                journal = ChangeJournal(store, pool)
+                with pytest.raises(InvalidValue, match="never allowed"):
+                    await journal.apply("lab-server", nfsd_threads(), 0)
+                with pytest.raises(InvalidValue, match="17"):
+                    await journal.apply("lab-server", stripe_cache("md0"), 5)
+                cfg = tmp_path / "nosudo_config"
+                cfg.write_text(lab.ssh_config.read_text().replace("User root", "User nosudo"))
+                async with HostPool(SshSettings(config_file=cfg, app_known_hosts=tmp_path / "k")) as nosudo:
+                    with pytest.raises(ReadOnlyHost, match="visudo"):
+                        await ChangeJournal(store, nosudo).apply("lab-server", nfsd_threads(), 16)
+                assert store.journal() == []
+
+    run(scenario())
+
+
+def test_mtu_black_hole_is_detected_and_both_ends_put_back(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+    lab.lab.set_mtu(1500)
+    try:
+
+        async def scenario() -> None:
+            with Store(tmp_path / "s.db") as store:
+                async with HostPool(settings) as pool:
+                    journal = ChangeJournal(store, pool)
+                    with pytest.raises(MtuCheckFailed) as err:
+                        await set_link_mtu(journal, pool, "lab-server", "lab-server", ["lab-client1"], 9000)
+                    assert "lab-client1" in str(err.value) and "lab-server" in str(err.value)
+                    for host in ("lab-server", "lab-client1"):
+                        assert await MtuTarget("lan0").read(pool[host]) == 1500
+                    assert {e.state for e in store.journal()} == {JournalState.REVERTED}
+                    # SSH is still up on both.
+                    assert (await pool["lab-client1"].run(["true"])).ok
+                    await journal.close()
+
+        run(scenario())
+    finally:
+        lab.lab.set_mtu(9000)
+
+
+def test_mtu_9000_passes_on_a_jumbo_switch(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                journal = ChangeJournal(store, pool)
+                applied = await set_link_mtu(journal, pool, "lab-server", "lab-server", ["lab-client1"], 9000)
+                assert {a.host for a in applied} == {"lab-server", "lab-client1"}
+                assert await fresh_read(settings, "lab-client1", MtuTarget("lan0").read) == 9000
+                await journal.close()
+                for host in ("lab-server", "lab-client1"):
+                    assert await MtuTarget("lan0").read(pool[host]) == 1500
+
+    run(scenario())
