@@ -16,7 +16,12 @@ from app import __version__
 from app.paths import DB_ENV
 
 # Modules that add a subcommand; imported when the parser is built.
-COMMAND_MODULES: tuple[str, ...] = ("app.commands.discover", "app.commands.sessions")
+COMMAND_MODULES: tuple[str, ...] = (
+    "app.commands.discover",
+    "app.commands.knobs",
+    "app.commands.journal",
+    "app.commands.sessions",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
         print("nfs-tuner discover: name at least one HOST (or use --list-hosts)", file=sys.stderr)
         return 2
     settings = SshSettings(config_file=config)
-    results = asyncio.run(run_discovery(settings, args.hosts, args.trust_new_keys, ask=_ask_tty))
+    results = asyncio.run(run_discovery(settings, args.hosts, args.trust_new_keys, ask=ask_tty))
     if args.json:
         json.dump({"hosts": [to_json(r) for r in results]}, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -95,7 +95,7 @@ async def run_discovery(
         return [results[h] for h in dict.fromkeys(hosts)]
 
 
-def _ask_tty(key: UnknownHostKey) -> bool:
+def ask_tty(key: UnknownHostKey) -> bool:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         print(
             f"nfs-tuner: {key.host}: unknown host key {key.key_type} {key.fingerprint}; "

@@ -198,7 +198,7 @@ class _Tty(io.StringIO):
 
 
 def test_terminal_prompt_shows_fingerprint_and_needs_yes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.commands.discover import _ask_tty
+    from app.commands.discover import ask_tty
     from app.hosts import UnknownHostKey
 
     key = UnknownHostKey("srv", 2222, "ssh-ed25519", "SHA256:abc", "[srv]:2222 ssh-ed25519 AAAA")
@@ -206,5 +206,5 @@ def test_terminal_prompt_shows_fingerprint_and_needs_yes(monkeypatch: pytest.Mon
         err = _Tty()
         monkeypatch.setattr("sys.stdin", _Tty(answer))
         monkeypatch.setattr("sys.stderr", err)
-        assert _ask_tty(key) is expected
+        assert ask_tty(key) is expected
         assert "SHA256:abc" in err.getvalue() and "[srv]:2222" in err.getvalue()

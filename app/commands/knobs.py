@@ -1,0 +1,57 @@
+"""``nfs-tuner knobs``: every tunable of a server and its clients, now."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.commands.discover import run_discovery, ask_tty
+from app.discovery import require_server
+from app.hosts import HostError, SshSettings
+from app.knobs.listing import format_rows, knob_rows
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "knobs",
+        help="list every tunable with its current value, valid values, safety class and whether it may change",
+    )
+    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
+    p.add_argument("--server", required=True, metavar="HOST", help="the NFS server")
+    p.add_argument("--client", action="append", default=[], metavar="HOST", help="an NFS client (repeatable)")
+    p.add_argument("--export", metavar="PATH", help="only this export (default: all)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--trust-new-keys", action="store_true", help="trust host keys seen for the first time")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
+    if config is not None and not config.is_file():
+        print(f"nfs-tuner: SSH config {config} does not exist or is not a file", file=sys.stderr)
+        return 2
+    hosts = [args.server, *args.client]
+    results = asyncio.run(run_discovery(SshSettings(config_file=config), hosts, args.trust_new_keys, ask=ask_tty))
+    failed = [r for r in results if r.facts is None]
+    for r in failed:
+        print(f"nfs-tuner: {r.host}: {r.error}", file=sys.stderr)
+    if failed:
+        return 1
+    server, *clients = [r.facts for r in results]
+    assert server is not None
+    try:
+        require_server(server)
+    except HostError as exc:
+        print(f"nfs-tuner: {exc}", file=sys.stderr)
+        return 1
+    rows = knob_rows(server, [c for c in clients if c is not None], args.export)
+    if args.json:
+        json.dump({"knobs": [r.to_dict() for r in rows]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_rows(rows))
+    return 0

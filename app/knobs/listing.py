@@ -1,0 +1,102 @@
+"""Every knob of a server and its clients with its current value, from discovered facts.
+
+Pure: built from HostFacts, so the CLI and the GUI's plan page show the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from app.facts import HostFacts
+from app.facts.model import NfsMount
+from app.knobs.catalog import SPECS
+from app.knobs.model import KnobSpec
+
+
+@dataclass(frozen=True)
+class KnobRow:
+    knob: str
+    title: str
+    host: str
+    target: str
+    current: str
+    valid: str
+    safety: str
+    safety_note: str
+    can_change: bool
+    why_not: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _row(spec: KnobSpec, facts: HostFacts, target: str, current: object) -> KnobRow:
+    writable = facts.privilege in ("root", "passwordless sudo", "sudo with password")
+    if writable:
+        why = ""
+    elif facts.privilege:
+        why = f"read-only on this host; add with visudo: {facts.sudoers_line}"
+    else:
+        why = "privilege not checked yet"
+    shown = "unknown" if current is None else str(current)
+    return KnobRow(spec.name, spec.title, facts.host, target, shown, spec.validity.describe(),
+                   spec.safety.value, spec.safety_note, writable, why)  # fmt: skip
+
+
+def _mount_of(facts: HostFacts, export: str | None) -> NfsMount | None:
+    mounts = [m for m in facts.nfs_mounts if export is None or m.export == export]
+    return mounts[0] if mounts else None
+
+
+def _routable(address: str) -> bool:
+    return not address.startswith(("127.", "::1", "fe80:"))
+
+
+def _facing_nic(facts: HostFacts) -> list[tuple[str, int | None]]:
+    """NICs with an address other hosts can reach (not loopback, not link-local only)."""
+    return [(n.name, n.mtu) for n in facts.nics if any(_routable(a) for a in n.addresses)]
+
+
+def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = None) -> list[KnobRow]:
+    rows = [_row(SPECS["nfsd_threads"], server, "/proc/fs/nfsd/threads", server.nfsd.threads)]
+    for e in server.exports:
+        if export is None or e.path == export:
+            rows.append(_row(SPECS["export_sync"], server, f"{e.client}:{e.path}", "async" if e.is_async else "sync"))
+    md_names = {fs.md_array for fs in server.export_filesystems if fs.md_array}
+    for md in server.md_arrays:
+        if md.stripe_cache_size is not None and (not md_names or md.name in md_names):
+            rows.append(_row(SPECS["stripe_cache_size"], server, f"/sys/block/{md.name}/md/stripe_cache_size",
+                             md.stripe_cache_size))  # fmt: skip
+    for name, mtu in _facing_nic(server):
+        rows.append(_row(SPECS["mtu"], server, name, mtu))
+    for facts in clients:
+        mount = _mount_of(facts, export)
+        where = f"test mount (now: {mount.mount_point})" if mount else "test mount"
+        values = {
+            "rsize": mount.rsize if mount else None,
+            "wsize": mount.wsize if mount else None,
+            "nfsvers": mount.version if mount else None,
+            "nconnect": (mount.nconnect or 1) if mount else None,
+            "read_ahead_kb": mount.read_ahead_kb if mount else None,
+        }
+        for knob, value in values.items():
+            rows.append(_row(SPECS[knob], facts, where, value))
+        for name, mtu in _facing_nic(facts):
+            rows.append(_row(SPECS["mtu"], facts, name, mtu))
+    return rows
+
+
+def format_rows(rows: list[KnobRow]) -> str:
+    header = ("HOST", "KNOB", "TARGET", "CURRENT", "VALID", "SAFETY", "MAY CHANGE")
+    table = [header] + [
+        (r.host, r.knob, r.target, r.current, r.valid, r.safety, "yes" if r.can_change else "no (read-only)")
+        for r in rows
+    ]
+    widths = [min(max(len(str(row[i])) for row in table), 40) for i in range(len(header))]
+    lines = ["  ".join(str(c)[:40].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    notes = {r.knob: r.safety_note for r in rows if r.safety != "safe"}
+    lines.append("")
+    lines += [f"{k}: {v}" for k, v in notes.items()]
+    hints = {r.host: r.why_not for r in rows if r.why_not}
+    lines += [f"{h}: {why}" for h, why in hints.items()]
+    return "\n".join(lines)

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from app.facts.build import build_host_facts
+from app.knobs.catalog import SPECS
+from app.knobs.listing import format_rows, knob_rows
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "facts"
+
+
+def _facts(name: str, host: str):  # type: ignore[no-untyped-def]
+    # Privilege comes from discovery's probe, not from the captured output.
+    return dataclasses.replace(build_host_facts(host, (FIXTURES / name).read_text()), privilege="root")
+
+
+def test_rows_cover_every_knob_with_real_lab_values() -> None:
+    rows = knob_rows(_facts("lab_server.txt", "lab-server"), [_facts("lab_client1.txt", "lab-client1")], "/srv/nfs")
+    by = {(r.host, r.knob, r.target): r for r in rows}
+    assert by[("lab-server", "nfsd_threads", "/proc/fs/nfsd/threads")].current.isdigit()
+    assert by[("lab-server", "export_sync", "10.213.7.0/24:/srv/nfs")].current == "sync"
+    assert by[("lab-server", "stripe_cache_size", "/sys/block/md0/md/stripe_cache_size")].safety == "memory"
+    assert {r.knob for r in rows} == set(SPECS)
+    mtu_targets = {r.target for r in rows if r.knob == "mtu"}
+    assert mtu_targets == {"lan0"}, "only the NIC with a routable address faces the other hosts"
+    assert all(r.can_change for r in rows)
+
+
+def test_read_only_login_is_named_with_the_sudoers_line() -> None:
+    server = dataclasses.replace(_facts("lab_server.txt", "lab-server"), privilege="read-only",
+                                 sudoers_line="bob ALL=(root) NOPASSWD: /usr/sbin/rpc.nfsd")  # fmt: skip
+    rows = knob_rows(server, [])
+    assert rows and not any(r.can_change for r in rows)
+    text = format_rows(rows)
+    assert "no (read-only)" in text and "bob ALL=(root) NOPASSWD" in text
+    assert "data-risk" in text and "may lose data" in text  # the async warning is shown
