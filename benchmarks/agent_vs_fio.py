@@ -96,8 +96,11 @@ def main() -> None:
               f"target {'ssh ' + args.ssh if args.ssh else 'local'} {args.directory}")
         rows = []
         for name, spec in (("seq write", write), ("seq read", read)):
-            agent = max((run_agent(spec, args.directory, args.python, args.ssh) for _ in range(args.repeat)), key=rate)
-            fio = max((run_fio(spec, fio_dir, args.ssh, drop=is_root and spec is read) for _ in range(args.repeat)), key=rate)
+            agents, fios = [], []
+            for _ in range(args.repeat):  # interleaved, so drift in the host hits both engines
+                agents.append(run_agent(spec, args.directory, args.python, args.ssh))
+                fios.append(run_fio(spec, fio_dir, args.ssh, drop=is_root and spec is read))
+            agent, fio = max(agents, key=rate), max(fios, key=rate)
             cores = agent.cpu_s / agent.duration if agent.duration else 0.0
             per100 = cores / (rate(agent) / 100) if rate(agent) else 0.0
             rows.append((name, rate(agent), rate(fio), rate(agent) / rate(fio), per100, agent.cache_mode))

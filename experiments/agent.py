@@ -268,6 +268,7 @@ class Ctx(object):
         self.drop_ok = None
         self.dataset_bytes = 0
         self.extra = {}  # workload-specific summary fields
+        self.cpu0 = self.cpu1 = cpu_seconds()
 
     # stop checks: called once per operation, so cheap
     def check(self):
@@ -299,6 +300,7 @@ class Ctx(object):
         if go_at:
             self.sleep_until(time.monotonic() + (float(go_at) - time.time()))
         self.rec.take()  # preparation never counts
+        self.cpu0 = cpu_seconds()
         self.t0 = time.monotonic()
         self.rec.last_op = self.t0
         self.phase_t = self.t0
@@ -371,6 +373,11 @@ class Ctx(object):
         modes = ["o_direct" if wanted and direct_ok else fallback for wanted, fallback in self.cache_modes]
         order = ["cached!", "dataset>ram", "fadvise", "dropped", "o_direct"]
         return min(modes, key=order.index)  # the weakest mode used
+
+
+def cpu_seconds():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def drop_caches():
@@ -1331,6 +1338,7 @@ def drive(ctx, workload):
         ctx.failure = exc
     finally:
         ctx.t_end = time.monotonic()
+        ctx.cpu1 = cpu_seconds()
         ctx.finish_phases()
         ctx.done.set()
         ctx.wake.set()
@@ -1368,7 +1376,6 @@ def summary(ctx, mode, workload):
     rec = ctx.rec
     start = ctx.t0 if ctx.t0 is not None else ctx.t_agent
     duration = max((ctx.t_end or time.monotonic()) - start, 0.0)
-    ru = resource.getrusage(resource.RUSAGE_SELF)
     out = {
         "type": "summary",
         "mode": mode,
@@ -1386,7 +1393,7 @@ def summary(ctx, mode, workload):
         "caches_dropped": bool(ctx.drop_ok),
         "direct": ctx.direct_used,
         "prepare_s": round(start - ctx.t_agent, 4),
-        "cpu_s": round(ru.ru_utime + ru.ru_stime, 4),
+        "cpu_s": round(ctx.cpu1 - ctx.cpu0, 4),  # the run phase only, all threads
         "phases": ctx.phases,
         "python": "%d.%d.%d" % sys.version_info[:3],
         "agent_version": AGENT_VERSION,

@@ -89,7 +89,8 @@ def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LO
     net = opts.get("ioengine") == "net"
     if not net:
         _check_directory(directory)
-    glob: dict[str, Any] = {} if net else {"directory": directory, "ioengine": "psync"}
+    # unlink=1: fresh files each run and nothing left behind, as the agent does
+    glob: dict[str, Any] = {} if net else {"directory": directory, "ioengine": "psync", "unlink": 1}
     glob["group_reporting"] = 0
     if spec.duration_s is not None:
         glob |= {"runtime": f"{spec.duration_s:g}s"}
@@ -141,6 +142,7 @@ def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSumm
     dirs = [j[d] for j in jobs for d in ("read", "write") if int(j[d]["total_ios"])]
     clats = [d["clat_ns"] for d in dirs]
     opts = data.get("global options", {}) | jobs[0].get("job options", {})
+    lat_max = max((float(c.get("max", 0)) / 1e6 for c in clats), default=0.0)
     return AgentSummary(
         client=client,
         mode="fio:" + str(opts.get("rw", "?")),
@@ -150,9 +152,10 @@ def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSumm
         bytes_written=nwritten,
         ops=ops,
         errors=0,
-        lat_p50_ms=max((_pct_ms(c, "50.000000") for c in clats), default=0.0),
-        lat_p99_ms=max((_pct_ms(c, "99.000000") for c in clats), default=0.0),
-        lat_max_ms=max((float(c.get("max", 0)) / 1e6 for c in clats), default=0.0),
+        # fio's percentiles are bucket edges and may overshoot the true max slightly
+        lat_p50_ms=min(max((_pct_ms(c, "50.000000") for c in clats), default=0.0), lat_max),
+        lat_p99_ms=min(max((_pct_ms(c, "99.000000") for c in clats), default=0.0), lat_max),
+        lat_max_ms=lat_max,
         cache_mode="o_direct" if str(opts.get("direct", "0")) == "1" else cache_mode,
         caches_dropped=False,
         direct=str(opts.get("direct", "0")) == "1",
