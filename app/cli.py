@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.knobs",
     "app.commands.journal",
     "app.commands.sessions",
+    "app.commands.sweep",
 )
 
 

@@ -1,0 +1,264 @@
+"""From a session's stored trials to a recommendation per objective, and back into the store."""
+
+from __future__ import annotations
+
+import math
+import statistics as st
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from app.recommend import evidence as ev
+from app.recommend.ceilings import ceiling_share
+from app.recommend.model import (
+    Ceilings,
+    ConfigResult,
+    ExcludedTrial,
+    Gain,
+    Interval,
+    ObjectiveRecommendation,
+    SessionRecommendation,
+    Stability,
+    plain,
+)
+from app.recommend.objectives import OBJECTIVES, objective_of
+from app.recommend.ranking import config_key, rank, sustainable
+from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
+from app.store.records import TrialRecord
+from app.store.states import TrialState
+from app.store.store import Store
+from experiments.statistics import compare, estimate
+
+ASYNC_KNOB = "export_sync"
+# A trial faster than the link by this margin was served from a cache, not over NFS.
+BEYOND_LINK = 1.05
+
+
+@dataclass(frozen=True, slots=True)
+class TrialFigures:
+    """What one ok trial contributes: its summary's figures, and its server telemetry."""
+
+    trial_id: int
+    order: int
+    config: dict[str, Any]
+    mean: float
+    median: float
+    p5: float
+    cv: float
+    deepest_dip: float
+    dips: int
+    telemetry: TelemetryDigest
+
+    @property
+    def sustainable(self) -> float:
+        return sustainable(self.mean, self.deepest_dip)
+
+
+def _num(d: Mapping[str, Any], key: str, default: float | None = None) -> float | None:
+    v = d.get(key, default)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+
+def figures_of(trial: TrialRecord, telemetry: TelemetryDigest) -> TrialFigures | None:
+    """The summary's figures (flat, or under "throughput"); None when it has no mean."""
+    summary = trial.summary if isinstance(trial.summary, Mapping) else {}
+    fig = summary.get("throughput") if isinstance(summary.get("throughput"), Mapping) else summary
+    mean = _num(fig, "mean")
+    if mean is None:
+        return None
+    median = _num(fig, "median", mean) or mean
+    return TrialFigures(
+        trial_id=trial.id, order=trial.order_index, config=dict(trial.config), mean=mean, median=median,
+        p5=_num(fig, "p5", mean) or 0.0, cv=_num(fig, "cv", 0.0) or 0.0,
+        deepest_dip=_num(fig, "deepest_dip", 0.0) or 0.0, dips=int(_num(fig, "dips", 0) or 0),
+        telemetry=telemetry,
+    )
+
+
+def _telemetry(store: Store, trial: TrialRecord, server: str | None) -> TelemetryDigest:
+    summary = trial.summary if isinstance(trial.summary, Mapping) else {}
+    if isinstance(summary.get("telemetry"), Mapping):
+        return digest_mapping(summary["telemetry"])
+    return digest_arrays(store.load_telemetry(trial.id), server)
+
+
+def config_result(figs: Sequence[TrialFigures], confidence: float = 0.95) -> ConfigResult:
+    return ConfigResult(
+        config=dict(figs[0].config),
+        trial_ids=tuple(f.trial_id for f in figs),
+        throughput=Interval.of(estimate([f.mean for f in figs], confidence)),
+        sustainable=Interval.of(estimate([f.sustainable for f in figs], confidence)),
+        stability=Stability(
+            median_cv=float(st.median(f.cv for f in figs)),
+            p5_floor=min(f.p5 for f in figs),
+            deepest_dip=float(st.median(f.deepest_dip for f in figs)),
+            dips=float(st.median(f.dips for f in figs)),
+        ),
+    )
+
+
+def gain_of(base: Sequence[TrialFigures], best: Sequence[TrialFigures], confidence: float = 0.95) -> Gain:
+    c = compare([f.sustainable for f in base], [f.sustainable for f in best], confidence)
+    # an interval needs two runs on each side; a zero baseline has no relative gain (JSON has no inf)
+    finite = c.a.n >= 2 and c.b.n >= 2 and math.isfinite(c.rel_low) and math.isfinite(c.rel_high)
+    return Gain(
+        diff=c.diff, rel=c.rel_diff if math.isfinite(c.rel_diff) else 0.0,
+        rel_low=c.rel_low if finite else None, rel_high=c.rel_high if finite else None,
+        beyond_noise=c.beyond_noise,
+    )
+
+
+def _matches(config: Mapping[str, Any], baseline: Mapping[str, Any]) -> bool:
+    # plans may hold "8" where trials hold 8: compare as text
+    keys = [k for k in baseline if k in config]
+    return bool(keys) and all(str(config[k]) == str(baseline[k]) for k in keys)
+
+
+def _is_async(config: Mapping[str, Any]) -> bool:
+    return str(config.get(ASYNC_KNOB, "sync")) == "async"
+
+
+def _find_baseline(
+    groups: Mapping[str, list[TrialFigures]], baseline: Mapping[str, Any] | None
+) -> str | None:
+    if baseline:
+        hits = [k for k, figs in groups.items() if _matches(figs[0].config, baseline)]
+        if hits:  # the most specific match: the one agreeing on the most knobs
+            return max(hits, key=lambda k: sum(1 for b in baseline if b in groups[k][0].config))
+    # else: what ran first is what the hosts had (sweeps start from the current config)
+    return min(groups, key=lambda k: min(f.order for f in groups[k])) if groups else None
+
+
+def recommend_objective(
+    objective: str,
+    figures: Sequence[TrialFigures],
+    *,
+    ceilings: Ceilings = Ceilings(),
+    allow_async: bool = False,
+    baseline: Mapping[str, Any] | None = None,
+    confidence: float = 0.95,
+) -> ObjectiveRecommendation | None:
+    """The recommendation for one objective from its ok trials' figures."""
+    groups: dict[str, list[TrialFigures]] = {}
+    for f in figures:
+        groups.setdefault(config_key(f.config), []).append(f)
+    warnings: list[str] = []
+    candidates = {k: g for k, g in groups.items() if allow_async or not _is_async(g[0].config)}
+    if len(candidates) < len(groups):
+        warnings.append("async configurations were measured but left out: the admin did not opt in to async.")
+    if not candidates:
+        return None
+    results = {k: config_result(g, confidence) for k, g in candidates.items()}
+    ranking = rank(list(results.values()))
+    best = ranking[0]
+    best_key = config_key(best.config)
+    by_key = {config_key(r.config): r for r in ranking}
+    base_key = _find_baseline(candidates, baseline)
+    base = by_key.get(base_key) if base_key else None
+    gain = gain_of(candidates[base_key], candidates[best_key], confidence) if base_key else None
+    changed = base is None or (best_key != base_key and gain is not None and gain.beyond_noise and gain.diff > 0)
+    chosen = best if changed or base is None else base
+
+    best_sync: ConfigResult | None = None
+    async_gain: Gain | None = None
+    if _is_async(chosen.config):
+        sync = [r for r in ranking if not _is_async(r.config)]
+        if sync:
+            best_sync = sync[0]
+            async_gain = gain_of(candidates[config_key(best_sync.config)], candidates[best_key], confidence)
+        warnings.append(ev.ASYNC_RISK)
+
+    tel = {k: combine([f.telemetry for f in g]) for k, g in candidates.items()}
+    chosen_tel = tel.get(config_key(chosen.config))
+    base_tel = tel.get(base_key) if base_key else None
+    share = ceiling_share(objective, chosen.throughput.mean, ceilings, chosen_tel)
+    lines = [ev.headline(objective, best), ev.versus_baseline(best, base, gain, changed)]
+    if base is not None and changed:
+        for sentence in (
+            ev.threads_sentence(best, base, gain, tel.get(best_key), base_tel),
+            ev.stability_change(best, base),
+            ev.stripe_cache_sentence(best, base, tel.get(best_key), base_tel),
+        ):
+            if sentence:
+                lines.append(sentence)
+    lines.append(ev.stability_text(chosen))
+    lines.append(ev.ceiling_text(share, ceilings, chosen_tel))
+    if best_sync is not None:
+        lines.append(ev.async_text(chosen, best_sync, async_gain))
+    if chosen.throughput.n < 2:
+        warnings.append("Only one run of this configuration: its figure has no confidence interval.")
+    return ObjectiveRecommendation(
+        objective=objective, config=dict(chosen.config), best=best, baseline=base, gain=gain,
+        ceiling=share, evidence=tuple(lines), ranking=ranking, changed=changed,
+        best_sync=best_sync, async_gain=async_gain, warnings=tuple(warnings),
+    )
+
+
+def _plan_baseline(store: Store, session_id: int) -> dict[str, Any] | None:
+    plan = store.get_session(session_id).plan
+    if isinstance(plan, Mapping) and isinstance(plan.get("baseline"), Mapping) and plan["baseline"]:
+        return dict(plan["baseline"])
+    return None
+
+
+def recommend(
+    store: Store,
+    session_id: int,
+    *,
+    ceilings: Ceilings = Ceilings(),
+    allow_async: bool = False,
+    baseline: Mapping[str, Any] | None = None,
+    server_host: str | None = None,
+    confidence: float = 0.95,
+    telemetry: bool = True,
+) -> SessionRecommendation:
+    """Rank a session's ok trials per objective; broken and suspicious ones are reported, not used.
+
+    ``baseline`` defaults to the plan's baseline (the hosts' values before the sweep),
+    else to the configuration that ran first. ``telemetry=False`` skips loading the
+    stored telemetry (a quick listing needs only the summaries).
+    """
+    excluded: list[ExcludedTrial] = []
+    by_objective: dict[str, list[TrialFigures]] = {}
+    link = ceilings.network_bps
+    for trial in store.trials(session_id):
+        objective = objective_of(trial.workload)
+        if objective is None:
+            continue  # baselines and telemetry inform no objective
+        if trial.state != TrialState.OK:
+            excluded.append(ExcludedTrial(trial.id, dict(trial.config), trial.state.value,
+                                          trial.reason or f"trial is {trial.state.value}"))
+            continue
+        figs = figures_of(trial, _telemetry(store, trial, server_host) if telemetry else TelemetryDigest())
+        if figs is None:
+            excluded.append(ExcludedTrial(trial.id, dict(trial.config), trial.state.value, "no summary stored"))
+            continue
+        if link and figs.mean > link * BEYOND_LINK:
+            excluded.append(ExcludedTrial(
+                trial.id, dict(trial.config), trial.state.value,
+                f"{ev.mbps(figs.mean)} is beyond the network ceiling of {ev.mbps(link)}: a cache answered",
+            ))
+            continue
+        by_objective.setdefault(objective, []).append(figs)
+    base = dict(baseline) if baseline else _plan_baseline(store, session_id)
+    recs = [
+        r for objective in OBJECTIVES if objective in by_objective
+        for r in [recommend_objective(objective, by_objective[objective], ceilings=ceilings,
+                                      allow_async=allow_async, baseline=base, confidence=confidence)]
+        if r is not None
+    ]
+    notes = (f"{len(excluded)} trial(s) excluded: see 'excluded'.",) if excluded else ()
+    return SessionRecommendation(session_id, tuple(recs), tuple(excluded), ceilings, allow_async, notes)
+
+
+def save(store: Store, rec: SessionRecommendation) -> list[int]:
+    """One stored recommendation per objective; the evidence column holds the whole record."""
+    ids = []
+    for o in rec.objectives:
+        payload = o.to_json() | {
+            "excluded": [plain(asdict(e)) for e in rec.excluded],
+            "ceilings": plain(asdict(rec.ceilings)),
+            "allow_async": rec.allow_async,
+        }
+        ids.append(store.add_recommendation(rec.session_id, o.objective, o.config, payload))
+    return ids

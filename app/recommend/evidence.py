@@ -1,0 +1,148 @@
+"""Evidence in words an admin can check, built only from the figures handed in.
+
+Every function takes the data it cites explicitly and leaves out a sentence (or says
+what was not recorded) rather than guess when a figure is missing.
+"""
+
+from __future__ import annotations
+
+from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Layer
+from app.recommend.telemetry import TelemetryDigest
+
+ASYNC_RISK = (
+    "Risk of async: the server acknowledges writes before they reach its disk; if the "
+    "server crashes or loses power, data the clients were told was safe is lost, "
+    "silently. Use it only for data you can recreate."
+)
+
+# Below this share of requests waiting for a thread, the wait counts as gone.
+NO_WAIT = 0.01
+
+
+def mbps(bps: float) -> str:
+    return f"{bps / 1e6:.1f} MB/s"
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.0f} %" if abs(x) >= 0.095 else f"{x * 100:.1f} %"
+
+
+def config_text(config: dict[str, object]) -> str:
+    return ", ".join(f"{k}={config[k]}" for k in sorted(config)) or "(no knobs)"
+
+
+def gain_text(gain: Gain) -> str:
+    """'+18 % ± 3 %' (or '+18 %, one run each: no interval')."""
+    sign = "+" if gain.rel >= 0 else "−"
+    if gain.rel_low is None or gain.rel_high is None:
+        return f"{sign}{pct(abs(gain.rel))} (too few runs for an interval)"
+    half = (gain.rel_high - gain.rel_low) / 2
+    return f"{sign}{pct(abs(gain.rel))} ± {pct(half)}"
+
+
+def headline(objective: str, best: ConfigResult) -> str:
+    t = best.sustainable
+    ci = f" ± {mbps(t.half_width)}" if t.half_width is not None else " (one run: no interval)"
+    return (f"Best for {objective}: {config_text(best.config)} sustains {mbps(t.mean)}{ci} "
+            f"over {t.n} run(s) (raw mean {mbps(best.throughput.mean)}).")
+
+
+def versus_baseline(best: ConfigResult, baseline: ConfigResult | None, gain: Gain | None, changed: bool) -> str:
+    if baseline is None or gain is None:
+        return "No run of the baseline configuration was kept, so there is no gain to state."
+    if best.config == baseline.config:
+        return "The current (baseline) configuration is already the best one measured: keep it."
+    base = f"the baseline {config_text(baseline.config)} ({mbps(baseline.sustainable.mean)})"
+    if changed:
+        return f"Against {base}: {gain_text(gain)}, beyond the run-to-run noise."
+    return (f"Against {base}: {gain_text(gain)}, which is within the run-to-run noise: "
+            "keep the current settings.")
+
+
+def _changed(best: ConfigResult, baseline: ConfigResult, knob: str) -> tuple[object, object] | None:
+    a, b = baseline.config.get(knob), best.config.get(knob)
+    return (a, b) if a is not None and b is not None and str(a) != str(b) else None
+
+
+def threads_sentence(
+    best: ConfigResult, baseline: ConfigResult, gain: Gain | None,
+    best_tel: TelemetryDigest | None, base_tel: TelemetryDigest | None,
+) -> str | None:
+    """What pool_stats said about the nfsd thread count change, if it changed."""
+    change = _changed(best, baseline, "nfsd_threads")
+    if change is None:
+        return None
+    old, new = change
+    added = f" and added {gain_text(gain).lstrip('+')}" if gain is not None else ""
+    before = base_tel.waiting_share if base_tel else None
+    after = best_tel.waiting_share if best_tel else None
+    if before is None or after is None:
+        return (f"nfsd threads {old} → {new}{added}; no pool_stats telemetry was recorded "
+                "to show whether requests waited for a thread.")
+    if before < NO_WAIT:
+        return (f"`pool_stats` shows almost no requests waiting at {old} threads ({pct(before)}); "
+                f"{new} threads{added or ' changed little'} — the gain is not from thread waits.")
+    effect = "removed the wait" if after < NO_WAIT else f"cut the wait to {pct(after)} of requests"
+    return (f"`pool_stats` shows requests waiting at {old} threads ({pct(before)} of requests found "
+            f"no free thread); {new} threads {effect}{added}.")
+
+
+def stability_change(best: ConfigResult, baseline: ConfigResult) -> str | None:
+    """Block size and readahead changes show up as dips; say so when dips changed."""
+    knobs = [k for k in ("rsize", "wsize", "read_ahead_kb", "nconnect") if _changed(best, baseline, k)]
+    if not knobs:
+        return None
+    changes = ", ".join(f"{k} {baseline.config[k]} → {best.config[k]}" for k in knobs)
+    a, b = baseline.stability, best.stability
+    return (f"{changes}: deepest dip {pct(a.deepest_dip)} → {pct(b.deepest_dip)}, "
+            f"p5 floor {mbps(a.p5_floor)} → {mbps(b.p5_floor)}, "
+            f"median CV {pct(a.median_cv)} → {pct(b.median_cv)}.")
+
+
+def stripe_cache_sentence(
+    best: ConfigResult, baseline: ConfigResult, best_tel: TelemetryDigest | None, base_tel: TelemetryDigest | None
+) -> str | None:
+    change = _changed(best, baseline, "stripe_cache_size")
+    if change is None:
+        return None
+    old, new = change
+    if base_tel is None or best_tel is None or base_tel.disk_util is None or best_tel.disk_util is None:
+        return f"md stripe_cache_size {old} → {new} (no disk utilisation telemetry recorded)."
+    return (f"md stripe_cache_size {old} → {new}: the array's disks were busy "
+            f"{pct(base_tel.disk_util)} → {pct(best_tel.disk_util)} of the time.")
+
+
+def stability_text(result: ConfigResult) -> str:
+    s = result.stability
+    return (f"Stability over {result.throughput.n} run(s): median CV {pct(s.median_cv)}, "
+            f"p5 floor {mbps(s.p5_floor)}, deepest dip {pct(s.deepest_dip)}, "
+            f"{s.dips:g} dip(s) per run.")
+
+
+def ceiling_text(share: CeilingShare, ceilings: Ceilings, server: TelemetryDigest | None) -> str:
+    parts: list[str] = []
+    if share.network is not None and ceilings.network_bps:
+        parts.append(f"{pct(share.network)} of the network ceiling ({mbps(ceilings.network_bps)}, "
+                     f"TCP test × {ceilings.clients} client(s))")
+    if share.disk is not None:
+        parts.append(f"{pct(share.disk)} of the server disk's local throughput")
+    reached = ("It reaches " + " and ".join(parts) + ". ") if parts else "No ceilings were measured. "
+    if share.layer == Layer.NETWORK:
+        return reached + "The network limits: more NFS tuning cannot go much higher."
+    if share.layer == Layer.SERVER_DISK:
+        busy = (f" (its devices were busy {pct(server.disk_util)} of the time)"
+                if server is not None and server.disk_util is not None else "")
+        return reached + f"The server disk limits{busy}."
+    if share.layer == Layer.NFS_CPU:
+        cpu = (f" server CPU was {pct(server.cpu_busy)} busy."
+               if server is not None and server.cpu_busy is not None else "")
+        return reached + "Neither ceiling is near: the NFS path itself (threads, RPC round trips, CPU) limits." + cpu
+    return reached.strip()
+
+
+def async_text(best_async: ConfigResult, best_sync: ConfigResult, gain: Gain | None) -> str:
+    diff = gain_text(gain) if gain is not None else "an unknown difference"
+    noise = "" if gain is None or gain.beyond_noise else " (within the run-to-run noise)"
+    return (f"async ({config_text(best_async.config)}, {mbps(best_async.sustainable.mean)}) against the best "
+            f"sync configuration ({config_text(best_sync.config)}, {mbps(best_sync.sustainable.mean)}): "
+            f"{diff}{noise}. {ASYNC_RISK}")

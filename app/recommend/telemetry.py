@@ -1,0 +1,114 @@
+"""Server telemetry of a configuration boiled down to the few figures evidence cites.
+
+The telemetry agent reports nfsd's pool_stats as per-second rates in ``extra``
+(``nfsd.packets_arrived_per_s``, ``nfsd.sockets_enqueued_per_s`` …): a socket is
+enqueued when a request arrives and no nfsd thread is free, so enqueued / arrived is
+the share of requests that waited for a thread.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.store.records import TelemetryArrays
+
+ARRIVED = "nfsd.packets_arrived_per_s"
+ENQUEUED = "nfsd.sockets_enqueued_per_s"
+THREADS = "nfsd.threads"
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryDigest:
+    """Means over a configuration's trials of the server's figures; None when not seen."""
+
+    host: str | None = None
+    cpu_busy: float | None = None  # 0..1
+    iowait: float | None = None  # 0..1
+    disk_util: float | None = None  # the busiest export device, 0..1
+    arrived_per_s: float | None = None
+    enqueued_per_s: float | None = None
+    nfsd_threads: float | None = None
+
+    @property
+    def waiting_share(self) -> float | None:
+        """Share of requests that found no free nfsd thread."""
+        if self.arrived_per_s is None or self.enqueued_per_s is None or self.arrived_per_s <= 0:
+            return None
+        return self.enqueued_per_s / self.arrived_per_s
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _pick_server(arrays: TelemetryArrays, server: str | None) -> str | None:
+    hosts = list(dict.fromkeys(arrays.host))
+    if server in hosts:
+        return server
+    # the host whose extras carry nfsd pool figures is the server
+    for h, extra in zip(arrays.host, arrays.extra, strict=True):
+        if ARRIVED in extra:
+            return h
+    return hosts[0] if len(hosts) == 1 else None
+
+
+def digest_arrays(arrays: TelemetryArrays, server: str | None = None) -> TelemetryDigest:
+    """One trial's stored telemetry (Store.load_telemetry) as a digest of the server's rows."""
+    if not len(arrays.host):
+        return TelemetryDigest()
+    host = _pick_server(arrays, server)
+    if host is None:
+        return TelemetryDigest()
+    rows = [i for i, h in enumerate(arrays.host) if h == host]
+    extras = [arrays.extra[i] for i in rows]
+    util_keys = sorted({k for e in extras for k in e if k.startswith("disk.") and k.endswith(".util")})
+    utils = [_mean(e.get(k) for e in extras) for k in util_keys]
+    return TelemetryDigest(
+        host=host,
+        cpu_busy=_mean(float(arrays.cpu_busy[i]) for i in rows),
+        iowait=_mean(e.get("cpu.iowait") for e in extras),
+        disk_util=max((u for u in utils if u is not None), default=None),
+        arrived_per_s=_mean(e.get(ARRIVED) for e in extras),
+        enqueued_per_s=_mean(e.get(ENQUEUED) for e in extras),
+        nfsd_threads=_mean(e.get(THREADS) for e in extras),
+    )
+
+
+def digest_mapping(data: Mapping[str, Any]) -> TelemetryDigest:
+    """A digest kept in a trial summary ({"cpu_busy": …, "extra": {…}} or flat keys)."""
+    extra = data.get("extra") if isinstance(data.get("extra"), Mapping) else data
+
+    def num(m: Mapping[str, Any], key: str) -> float | None:
+        v = m.get(key)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    utils = [num(extra, k) for k in extra if k.startswith("disk.") and k.endswith(".util")]
+    return TelemetryDigest(
+        host=data.get("host") if isinstance(data.get("host"), str) else None,
+        cpu_busy=num(data, "cpu_busy"),
+        iowait=num(extra, "cpu.iowait"),
+        disk_util=max((u for u in utils if u is not None), default=None),
+        arrived_per_s=num(extra, ARRIVED),
+        enqueued_per_s=num(extra, ENQUEUED),
+        nfsd_threads=num(extra, THREADS),
+    )
+
+
+def combine(digests: Sequence[TelemetryDigest]) -> TelemetryDigest | None:
+    """Mean of several trials' digests; None when none of them saw anything."""
+    seen = [d for d in digests if d != TelemetryDigest()]
+    if not seen:
+        return None
+    return TelemetryDigest(
+        host=next((d.host for d in seen if d.host), None),
+        cpu_busy=_mean(d.cpu_busy for d in seen),
+        iowait=_mean(d.iowait for d in seen),
+        disk_util=_mean(d.disk_util for d in seen),
+        arrived_per_s=_mean(d.arrived_per_s for d in seen),
+        enqueued_per_s=_mean(d.enqueued_per_s for d in seen),
+        nfsd_threads=_mean(d.nfsd_threads for d in seen),
+    )

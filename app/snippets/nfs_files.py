@@ -1,0 +1,74 @@
+"""/etc/fstab, /etc/exports and /etc/nfs.conf for a recommended configuration."""
+
+from __future__ import annotations
+
+from app.snippets import quoting as q
+from app.snippets.model import Knobs, Snippet, SnippetContext
+
+NFS_CONF_DROPIN = "/etc/nfs.conf.d/nfs-tuner.conf"  # nfs-utils ≥ 2.5 reads /etc/nfs.conf.d/*.conf
+
+ASYNC_SAFETY = (
+    "async: the server acknowledges writes before they are on its disk. A server crash or "
+    "power loss loses data the clients were told was safe. Keep sync unless the data can be recreated."
+)
+
+
+def mount_options(config: Knobs, ctx: SnippetContext) -> list[str]:
+    """The measured client options first, then the context's others (no duplicates)."""
+    opts: list[str] = []
+    if "nfsvers" in config:
+        opts.append(f"vers={config['nfsvers']}")
+    for knob in ("rsize", "wsize", "nconnect"):
+        if knob in config:
+            opts.append(f"{knob}={int(config[knob])}")
+    measured = {o.split("=", 1)[0] for o in opts} | {"nfsvers"}
+    opts += [o for o in ctx.mount_options if o.split("=", 1)[0] not in measured]
+    return [q.option(o) for o in opts]
+
+
+def fstab_line(config: Knobs, ctx: SnippetContext) -> str:
+    source = f"{q.host(ctx.server)}:{q.absolute_path(ctx.export_path, 'the export path')}"
+    point = q.absolute_path(ctx.mount_point, "the mount point")
+    opts = ",".join(mount_options(config, ctx)) or "defaults"
+    return f"{q.fstab_field(source)} {q.fstab_field(point)} nfs {opts} 0 0"
+
+
+def export_options(config: Knobs, ctx: SnippetContext) -> list[str]:
+    mode = str(config.get("export_sync", "sync"))
+    if mode not in ("sync", "async"):
+        raise ValueError(f"export_sync must be sync or async, got {mode!r}")
+    others = [q.option(o) for o in ctx.export_options if o not in ("sync", "async")]
+    return [*others[:1], mode, *others[1:]] if others else [mode]
+
+
+def exports_line(config: Knobs, ctx: SnippetContext) -> str:
+    opts = ",".join(export_options(config, ctx))
+    return f"{q.exports_path(ctx.export_path)} {q.client_spec(ctx.export_clients)}({opts})"
+
+
+def nfs_conf(config: Knobs) -> str:
+    """The [nfsd] settings measured: threads, and the NFS version the clients mount with."""
+    lines = ["# nfs-tuner: nfsd settings measured to be best", "[nfsd]"]
+    if "nfsd_threads" in config:
+        lines.append(f"threads={int(config['nfsd_threads'])}")
+    if "nfsvers" in config:
+        # enable the measured version; others stay as they are (other clients may need them)
+        lines.append(f"vers{config['nfsvers']}=y")
+    return "\n".join(lines) + "\n"
+
+
+def nfs_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
+    out = [
+        Snippet("fstab", "Client mount (/etc/fstab line)", "/etc/fstab", fstab_line(config, ctx) + "\n",
+                "rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
+                "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
+                "connection to the server: every mount of that server shares the first mount's.", "client"),
+        Snippet("exports", "Export (/etc/exports line)", "/etc/exports", exports_line(config, ctx) + "\n",
+                ASYNC_SAFETY if str(config.get("export_sync", "sync")) == "async" else
+                "Replace the existing line for this path, then run `exportfs -ra`.", "server"),
+    ]
+    if "nfsd_threads" in config or "nfsvers" in config:
+        out.append(Snippet("nfs.conf", "nfsd settings (/etc/nfs.conf drop-in)", NFS_CONF_DROPIN, nfs_conf(config),
+                           "Takes effect when nfs-server restarts; `rpc.nfsd N` changes the thread count at once. "
+                           "On nfs-utils older than 2.5, put the lines into /etc/nfs.conf itself.", "server"))
+    return out
