@@ -166,7 +166,7 @@ def test_installs_every_file_where_the_xdg_specs_want_it(tmp_path: Path) -> None
 def test_installed_copies_validate(tmp_path: Path) -> None:
     home = tmp_path / "share"
     # An awkward but legal launcher path: the quoting must satisfy the validator too.
-    assert _install(home, Path("/tmp/we ird $dir/100%/nfs-tuner"))[0] == 0
+    assert _install(home, Path("/home/josé/we ird $dir/100%/nfs-tuner"))[0] == 0
     assert_desktop_file_valid(home / "applications" / f"{APP_ID}.desktop")
     assert_metainfo_valid(home / "metainfo" / f"{APP_ID}.metainfo.xml")
 
