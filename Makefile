@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 PROFILE   ?= gigabit
 MTU       ?= 9000
 
-.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu screenshots clean
+.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -40,6 +40,10 @@ lab-status: $(STAMP)
 # Set the lab switch's MTU (1500 makes an MTU black hole for hosts asked for 9000).
 lab-mtu: $(STAMP)
 	$(PY) -m tests.lab mtu $(MTU)
+
+# A single-file executable (PyInstaller) in build/bundle/.
+bundle: $(STAMP)
+	packaging/build-bundle.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
