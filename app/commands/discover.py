@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.commands.common import UsageError, ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
 from app.facts import HostFacts
 from app.hosts import HostPool, SshSettings, UnknownHostKey
@@ -41,9 +42,10 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    if config is not None and not config.is_file():
-        print(f"nfs-tuner: SSH config {config} does not exist or is not a file", file=sys.stderr)
+    try:
+        config = ssh_config_path(args.ssh_config)
+    except UsageError as exc:
+        print(f"nfs-tuner: {exc}", file=sys.stderr)
         return 2
     if args.list_hosts:
         for name in hosts_from_ssh_config(config):

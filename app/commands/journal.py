@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from app.commands.common import UsageError, ssh_config_path
 from app.hosts import HostError, HostPool, SshSettings
 from app.knobs import recovery
 from app.knobs.model import KnobError
@@ -66,7 +66,11 @@ def main(args: argparse.Namespace) -> int:
                 recovery.dismiss(store, e)
                 print(f"dismissed #{e.id}")
             return 0
-        config = Path(args.ssh_config).expanduser() if args.ssh_config else None
+        try:
+            config = ssh_config_path(args.ssh_config)
+        except UsageError as exc:
+            print(f"nfs-tuner: {exc}", file=sys.stderr)
+            return 2
         return asyncio.run(_connected(args.action, store, chosen, SshSettings(config_file=config)))
 
 

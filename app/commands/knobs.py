@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from app.commands.common import UsageError, add_ssh_options, ssh_config_path
 from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
 from app.hosts import HostError, SshSettings
@@ -20,19 +20,19 @@ def register(subparsers: Any) -> None:
         "knobs",
         help="list every tunable with its current value, valid values, safety class and whether it may change",
     )
-    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
+    add_ssh_options(p)
     p.add_argument("--server", required=True, metavar="HOST", help="the NFS server")
     p.add_argument("--client", action="append", default=[], metavar="HOST", help="an NFS client (repeatable)")
     p.add_argument("--export", metavar="PATH", help="only this export (default: all)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--trust-new-keys", action="store_true", help="trust host keys seen for the first time")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    if config is not None and not config.is_file():
-        print(f"nfs-tuner: SSH config {config} does not exist or is not a file", file=sys.stderr)
+    try:
+        config = ssh_config_path(args.ssh_config)
+    except UsageError as exc:
+        print(f"nfs-tuner: {exc}", file=sys.stderr)
         return 2
     hosts = [args.server, *args.client]
     results = asyncio.run(run_discovery(SshSettings(config_file=config), hosts, args.trust_new_keys, ask=ask_tty))
