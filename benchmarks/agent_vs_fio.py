@@ -6,9 +6,16 @@ agent's CPU use per 100 MB/s. Runs locally on a directory now:
     .venv/bin/python benchmarks/agent_vs_fio.py /mnt/test --size 2G
 
 With --ssh HOST both engines run on that host over plain ssh (the lab mount), the agent
-through the same bootstrap the app uses. Caches: as root the page cache is dropped
-before each read (both engines); otherwise fio invalidates its file (fadvise) and the
-agent evicts its file the same way; the agent's summary says which applied.
+through the same bootstrap the app uses (--ssh-config FILE for the lab's config):
+
+    .venv/bin/python benchmarks/agent_vs_fio.py /mnt/lab --ssh lab-client1 \
+        --ssh-config .lab/ssh_config --size 1G --repeat 3
+
+Caches: as root the page cache is dropped after the read file is laid out and before
+it is read (both engines: fio lays its file out in a separate create_only run);
+otherwise fio invalidates its file (fadvise) and the agent evicts its file the same
+way; the agent's summary says which applied. --direct uses O_DIRECT for both. The runs
+alternate agent, fio, agent, fio ... so drift in the host hits both; the median counts.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,8 +45,11 @@ def parse_size(text: str) -> int:
     return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
+SSH_OPTS: list[str] = []  # e.g. ["-F", ".lab/ssh_config"]
+
+
 def _remote(argv: list[str], ssh: str | None) -> list[str]:
-    return ["ssh", ssh, shlex.join(argv)] if ssh else argv
+    return ["ssh", *SSH_OPTS, ssh, shlex.join(argv)] if ssh else argv
 
 
 def run_agent(spec: w.WorkloadSpec, directory: str, python: str, ssh: str | None) -> AgentSummary:
@@ -62,9 +73,16 @@ def run_agent(spec: w.WorkloadSpec, directory: str, python: str, ssh: str | None
 
 def run_fio(spec: w.WorkloadSpec, directory: str, ssh: str | None, drop: bool) -> AgentSummary:
     job = to_fio_job(spec, directory, log_prefix=None)
-    script = "sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; " if drop else ""
-    argv = ["sh", "-c", script + "exec fio --output-format=json -"]
-    proc = subprocess.run(_remote(argv, ssh), input=job.encode(), capture_output=True, timeout=3600)
+    # The job goes in over stdin; a read job's file is laid out first (kept: unlink=0) so
+    # that the drop comes between layout and read, as the agent does it.
+    j, lay = f"{directory}/.bench.fio", f"{directory}/.bench-layout.fio"
+    script = f"cat > {j}; "
+    if isinstance(spec, w.SeqRead):
+        script += f"sed s/^unlink=1/unlink=0/ {j} > {lay}; fio --create_only=1 {lay} >/dev/null || exit 1; "
+    if drop:
+        script += "sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; "
+    script += f"fio --output-format=json {j}; rc=$?; rm -f {j} {lay}; exit $rc"
+    proc = subprocess.run(_remote(["sh", "-c", script], ssh), input=job.encode(), capture_output=True, timeout=3600)
     if proc.returncode != 0:
         raise SystemExit(f"fio failed: {proc.stderr.decode(errors='replace')}")
     return parse_fio_json(proc.stdout.decode(), ssh or "local")
@@ -80,16 +98,19 @@ def main() -> None:
     ap.add_argument("--size", default="1G", help="file size per run (default 1G; use more than RAM without root)")
     ap.add_argument("--python", default="python3", help="python on the target for the agent")
     ap.add_argument("--ssh", help="run both engines on this host over ssh")
+    ap.add_argument("--ssh-config", help="ssh -F file (e.g. .lab/ssh_config)")
     ap.add_argument("--direct", action="store_true", help="O_DIRECT for both engines")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per engine; the best of each counts")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved runs per engine; the median counts")
     args = ap.parse_args()
+    if args.ssh_config:
+        SSH_OPTS[:] = ["-F", args.ssh_config]
     size = parse_size(args.size)
     is_root = (subprocess.run(_remote(["id", "-u"], args.ssh), capture_output=True, text=True).stdout.strip() == "0")
 
     with tempfile.TemporaryDirectory(dir=None if args.ssh else args.directory, prefix="agent-vs-fio-") as scratch:
         fio_dir = f"{args.directory.rstrip('/')}/agent-vs-fio" if args.ssh else scratch
         if args.ssh:
-            subprocess.run(["ssh", args.ssh, shlex.join(["mkdir", "-p", fio_dir])], check=True)
+            subprocess.run(_remote(["mkdir", "-p", fio_dir], args.ssh), check=True)
         write = w.SeqWrite(block_size=1 << 20, file_size=size, direct=args.direct)
         read = w.SeqRead(block_size=1 << 20, file_size=size, direct=args.direct)
         print(f"size {size / MB:.0f} MB, 1 MiB blocks, direct={args.direct}, root={is_root}, "
@@ -100,12 +121,16 @@ def main() -> None:
             for _ in range(args.repeat):  # interleaved, so drift in the host hits both engines
                 agents.append(run_agent(spec, args.directory, args.python, args.ssh))
                 fios.append(run_fio(spec, fio_dir, args.ssh, drop=is_root and spec is read))
-            agent, fio = max(agents, key=rate), max(fios, key=rate)
-            cores = agent.cpu_s / agent.duration if agent.duration else 0.0
-            per100 = cores / (rate(agent) / 100) if rate(agent) else 0.0
-            rows.append((name, rate(agent), rate(fio), rate(agent) / rate(fio), per100, agent.cache_mode))
+            print(f"  {name}: agent {' '.join(f'{rate(a):.1f}' for a in agents)} MB/s; "
+                  f"fio {' '.join(f'{rate(f):.1f}' for f in fios)} MB/s", flush=True)
+            a_rate, f_rate = statistics.median(map(rate, agents)), statistics.median(map(rate, fios))
+            # CPU: cores busy per 100 MB/s, over all the agent's runs (run phase only)
+            cpu, secs, moved = (sum(x.cpu_s for x in agents), sum(x.duration for x in agents),
+                                sum(x.bytes_read + x.bytes_written for x in agents))
+            per100 = (cpu / secs) / (moved / secs / MB / 100) if moved and secs else 0.0
+            rows.append((name, a_rate, f_rate, a_rate / f_rate, per100, agents[0].cache_mode))
         if args.ssh:
-            subprocess.run(["ssh", args.ssh, shlex.join(["rm", "-rf", fio_dir])], check=False)
+            subprocess.run(_remote(["rm", "-rf", fio_dir], args.ssh), check=False)
         else:
             for p in Path(scratch).iterdir():
                 p.unlink()

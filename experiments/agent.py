@@ -127,14 +127,19 @@ class Control(object):
 
     def __init__(self):
         self.stop = threading.Event()
+        self.release = threading.Event()  # ends hold_files: EOF, a signal, or a stop while holding
+        self.holding = False
         self.go = threading.Event()
         self.go_at = None
         self.reason = None
 
-    def request_stop(self, reason):
+    def request_stop(self, reason, final=False):
+        """final: the channel or the process ends (EOF, signal), not just the workload."""
         if not self.stop.is_set():
             self.reason = reason
             self.stop.set()
+        if final or self.holding:
+            self.release.set()
 
     def read_stdin(self, stdin):
         """Runs in a daemon thread: stdin EOF is the channel closing."""
@@ -142,7 +147,7 @@ class Control(object):
             while True:
                 line = stdin.readline()
                 if not line:
-                    self.request_stop("stdin closed")
+                    self.request_stop("stdin closed", True)
                     return
                 text = line.strip()
                 if text == b"stop":
@@ -153,7 +158,7 @@ class Control(object):
                         self.go_at = float(msg["go"])
                         self.go.set()
         except Exception:  # a broken control channel must still stop us
-            self.request_stop("stdin error")
+            self.request_stop("stdin error", True)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -592,6 +597,8 @@ class SeqWrite(object):
 
 
 class SeqRead(object):
+    reads = True
+
     def __init__(self, ctx):
         self.bs, self.size, self.jobs = _seq_params(ctx)
 
@@ -601,18 +608,25 @@ class SeqRead(object):
         buf = aligned_buffer(FILL_CHUNK, True)
         for p in self.paths:
             fill_file(ctx, p, self.size, buf)
+        if self.reads:  # the first drop stays out of the measured time (fio drops before it starts too)
+            ctx.before_read(True)
 
     def run(self, ctx):
         ctx.begin_phase("read")
+        passes = [0]
 
         def one_pass():
-            ctx.before_read(True)
+            if passes[0]:
+                ctx.before_read(True)
+            passes[0] += 1
             run_jobs(ctx, self.jobs, _read_pass, lambda j: (self.paths[j], self.bs))
 
         _loop(ctx, one_pass)
 
 
 class Rewrite(SeqRead):
+    reads = False
+
     def run(self, ctx):
         ctx.begin_phase("rewrite")
         _loop(ctx, lambda: run_jobs(ctx, self.jobs, _write_pass, lambda j: (self.paths[j], self.bs, self.size, False)))
@@ -639,11 +653,11 @@ class RandomIO(object):
         self.path_ = ctx.path("rand.0")
         ctx.progress_total = self.size
         fill_file(ctx, self.path_, self.size, aligned_buffer(FILL_CHUNK, True))
+        if self.read_share > 0:  # outside the measured time
+            ctx.before_read(True)
 
     def run(self, ctx):
         ctx.begin_phase("random")
-        if self.read_share > 0:
-            ctx.before_read(True)
         per_job = self.io_size // self.bs // self.jobs
         _loop(ctx, lambda: run_jobs(ctx, self.jobs, self._job, lambda j: (per_job,)))
         if self.read_share < 1 and ctx.cfg.get("fsync"):
@@ -1406,9 +1420,9 @@ def main(stdin=None, stdout=None):
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     ctl = Control()
-    out = Out(stdout, ctl.request_stop)
+    out = Out(stdout, lambda reason: ctl.request_stop(reason, True))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda signum, frame: ctl.request_stop("signal %d" % signum))
+        signal.signal(sig, lambda signum, frame: ctl.request_stop("signal %d" % signum, True))
     code = EXIT_OK
     ctx = None
     try:
@@ -1452,8 +1466,10 @@ def main(stdin=None, stdout=None):
             raise AgentFailure(errno.ETIMEDOUT, "the workload did not stop within %d s of being told to: a file system call hangs (the NFS server stopped answering?)" % STOP_GRACE_S)
         out.emit(summary(ctx, mode, workload))
         if cfg.get("hold_files") and ctx.workdir:
+            # a stop that ended the workload does not end the hold; a later one does
+            ctl.holding = True
             out.emit({"type": "holding", "dir": ctx.workdir})
-            ctl.stop.wait()
+            ctl.release.wait()
     except BaseException as exc:
         code = EXIT_ERROR if isinstance(exc, (AgentFailure, OSError)) else EXIT_CRASH
         out.emit(error_record(exc))

@@ -24,6 +24,7 @@ FRAME_MS = 33
 
 class Bridge(QObject):
     frame = Signal()  # LiveData changed since the last frame
+    tick = Signal()  # every timer tick, after ``frame`` if any: plots spread work over ticks
     message = Signal(object)  # app.events.Message
     trialStarted = Signal(object)
     trialFinished = Signal(object)
@@ -46,7 +47,7 @@ class Bridge(QObject):
         self.timer = QTimer(self)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(frame_ms)
-        self.timer.timeout.connect(self.flush)
+        self.timer.timeout.connect(self._on_timer)
         self.timer.start()
 
     def _on_bus_event(self, event: object) -> None:
@@ -61,6 +62,11 @@ class Bridge(QObject):
         signal = self._routes.get(type(event))
         if signal is not None:
             signal.emit(event)
+
+    @Slot()
+    def _on_timer(self) -> None:
+        self.flush()
+        self.tick.emit()
 
     @Slot()
     def flush(self) -> None:

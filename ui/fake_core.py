@@ -151,7 +151,7 @@ class FakeCore:
                              ("md0 raid6, 8 disks, chunk 512K, stripe_cache_size 256",),
                              ("/srv/nfs 10.0.0.0/24(rw,sync,no_subtree_check)",), (), "root")
         return HostFacts(host, role, "6.1.0-25-amd64", "Debian 12", 8, 16 << 30, (nic,), (), (),
-                         (f"nfs-server:/srv/nfs on /mnt/nfs type nfs4 (vers=4.2,rsize=1048576,"
+                         ("nfs-server:/srv/nfs on /mnt/nfs type nfs4 (vers=4.2,rsize=1048576,"
                           "wsize=1048576,nconnect=1)",), "sudo without password")
 
     async def nfs_clients_of(self, server: str) -> Sequence[str]:

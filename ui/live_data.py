@@ -48,7 +48,8 @@ class LiveData:
         self.clients: dict[str, ClientSeries] = {}
         self.hosts: dict[str, HostSeries] = {}
         self.total = BucketSum(capacity, interval)
-        self.version = 0
+        self.version = 0  # rises on every change
+        self.hosts_version = 0  # rises when host telemetry changes (1 Hz: the server plot redraws less)
         self.resets = 0
 
     def reset(self, trial_id: int | None) -> None:
@@ -63,6 +64,7 @@ class LiveData:
                 rb.clear()
         self.total.clear()
         self.version += 1
+        self.hosts_version += 1
         self.resets += 1
 
     def ingest(self, batch: SamplesBatch | TelemetryBatch) -> None:
@@ -72,6 +74,7 @@ class LiveData:
             self._samples(batch.samples)
         else:
             self._telemetry(batch.telemetry)
+            self.hosts_version += 1
         self.version += 1
 
     def _samples(self, samples: Sequence[Sample]) -> None:

@@ -14,12 +14,13 @@ import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
 from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGraphicsPathItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from ui import theme
 from ui.live_data import LiveData
 
+CLIENTS_PER_FRAME = 4  # client curves redrawn per frame, round robin: each still ≥ 7 Hz at 30 Hz
 ROLLING_WINDOW = 20  # samples: 5 s at 4 Hz, the window the stability check uses
 STABLE_CV = 0.03  # coefficient of variation below which a trial counts as stable (display only)
 METRICS = {  # metric → (axis label, units for SI prefixes)
@@ -44,6 +45,18 @@ def rolling_mean_std(y: NDArray[np.float64], window: int) -> tuple[NDArray[np.fl
     return mean, np.sqrt(var)
 
 
+DOWNSAMPLE_FACTOR = 0.5  # data points per pixel before peak downsampling (pyqtgraph's default: 5)
+BAND_POINTS = 600  # the band is smooth: this many vertices are plenty
+
+
+def fast_curve(item: pg.PlotItem, **kwargs: object) -> pg.PlotDataItem:
+    """A curve that peak-downsamples to about one vertex per pixel: painting 16
+    curves of 2400 points otherwise dominates the frame."""
+    curve = item.plot(**kwargs)
+    curve.opts["autoDownsampleFactor"] = DOWNSAMPLE_FACTOR
+    return curve
+
+
 def _new_plot(title: str) -> pg.PlotWidget:
     plot = pg.PlotWidget()
     item = plot.getPlotItem()
@@ -58,9 +71,17 @@ def _new_plot(title: str) -> pg.PlotWidget:
     # for most frames and their cached pixmaps are reused instead of re-rendered.
     item.disableAutoRange()
     for name in ("left", "bottom"):
-        item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        axis = item.getAxis(name)
+        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        axis.setStyle(maxTickLevel=1)  # major and one minor level: fewer grid lines to draw
     theme.style_plot(plot)
     return plot
+
+
+def add_legend(item: pg.PlotItem, columns: int = 1) -> pg.LegendItem:
+    legend = item.addLegend(offset=(6, 6), colCount=columns)
+    legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)  # it sits over moving curves
+    return legend
 
 
 def nice_ceiling(value: float) -> float:
@@ -103,15 +124,16 @@ class ThroughputPlot(QWidget):
         self.metric = "throughput"
         self.plot = _new_plot(title)
         item = self.plot.getPlotItem()
-        self.legend = item.addLegend(offset=(6, 6), colCount=2)
+        self.legend = add_legend(item, columns=2)
         self.client_curves: dict[str, pg.PlotDataItem] = {}
-        self.sum_curve = item.plot(name="sum of clients")
-        self.mean_curve = item.plot(name="rolling mean (5 s)")
-        self._band_hi = pg.PlotDataItem()
-        self._band_lo = pg.PlotDataItem()
-        self.band = pg.FillBetweenItem(self._band_lo, self._band_hi)
-        item.addItem(self.band)
+        self.sum_curve = fast_curve(item, name="sum of clients")
+        self.mean_curve = fast_curve(item, name="rolling mean (5 s)")
+        # The band is one closed path built by numpy (FillBetweenItem re-walks both
+        # curves in Python on every change: ~25 ms a frame at 2400 points).
+        self.band = QGraphicsPathItem()
         self.band.setZValue(-10)
+        item.addItem(self.band)
+        self.band_data: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
         self.stability = QLabel("waiting for samples…", self)
         self.stability.setObjectName("stabilityLabel")
         layout = QVBoxLayout(self)
@@ -119,7 +141,11 @@ class ThroughputPlot(QWidget):
         layout.addWidget(self.plot)
         self._drawn = -1
         self._resets_seen = -1
+        self._stale: dict[str, None] = {}  # clients with data newer than their curve, oldest first
+        self.clients_per_frame = CLIENTS_PER_FRAME
         self.ranges = RangeKeeper(item)
+        self._client_max: dict[str, tuple[float, float]] = {}
+        self._sum_max: tuple[float, float] | None = None
         self._restyle()
         self.set_metric("throughput")
 
@@ -128,11 +154,11 @@ class ThroughputPlot(QWidget):
         text = pal.color(QPalette.ColorRole.Text)
         highlight = pal.color(QPalette.ColorRole.Highlight)
         self.sum_curve.setPen(pg.mkPen(text, width=2))
-        self.mean_curve.setPen(pg.mkPen(highlight, width=2, style=Qt.PenStyle.DashLine))
+        self.mean_curve.setPen(pg.mkPen(highlight, width=1))  # dashes and wide pens are slow to raster
         band = QColor(highlight)
         band.setAlpha(60)
         self.band.setBrush(pg.mkBrush(band))
-        self.band.setPen(pg.mkPen(None))
+        self.band.setPen(QPen(Qt.PenStyle.NoPen))
         for i, curve in enumerate(self.client_curves.values()):
             curve.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
         theme.style_plot(self.plot)
@@ -151,12 +177,13 @@ class ThroughputPlot(QWidget):
         for item in (self.sum_curve, self.mean_curve, self.band):
             item.setVisible(summed)
         self._drawn = -1
-        self.refresh()
+        self._stale = dict.fromkeys(self.live.clients)
+        self.refresh(budget=len(self._stale))
 
     def _client_curve(self, name: str) -> pg.PlotDataItem:
         curve = self.client_curves.get(name)
         if curve is None:
-            curve = self.plot.getPlotItem().plot(name=name)
+            curve = fast_curve(self.plot.getPlotItem(), name=name)
             curve.setZValue(-5)
             self.client_curves[name] = curve
             for i, c in enumerate(self.client_curves.values()):  # re-spread hues as clients appear
@@ -164,33 +191,57 @@ class ThroughputPlot(QWidget):
         return curve
 
     @Slot()
-    def refresh(self) -> None:
-        live = self.live
-        if live.version == self._drawn:
+    def refresh(self, budget: int | None = None) -> None:
+        """Redraw what changed: the sum every frame, at most ``budget`` client curves."""
+        if not self.isVisible():  # a page not shown draws nothing; it catches up when shown
             return
-        self._drawn = live.version
-        if live.resets != self._resets_seen:  # new trial: the view starts again from zero
-            self._resets_seen = live.resets
-            self.ranges.reset()
-        t_max = y_max = 0.0
-        for name, series in live.clients.items():
-            t, y = series.series[self.metric].view()
+        live = self.live
+        if live.version != self._drawn:
+            self._drawn = live.version
+            if live.resets != self._resets_seen:  # new trial: the view starts again from zero
+                self._resets_seen = live.resets
+                self.ranges.reset()
+                self._client_max.clear()
+            self._stale.update(dict.fromkeys(live.clients))
+            if self.metric == "throughput":
+                self._draw_sum()
+        elif not self._stale:
+            return
+        for _ in range(min(len(self._stale), self.clients_per_frame if budget is None else budget)):
+            name = next(iter(self._stale))
+            del self._stale[name]
+            t, y = live.clients[name].series[self.metric].view()
             self._client_curve(name).setData(t, y, skipFiniteCheck=True)
-            if len(t):
-                t_max, y_max = max(t_max, float(t[-1])), max(y_max, float(y.max()))
-        if self.metric == "throughput":
-            t, y = live.total_series()
-            self.sum_curve.setData(t, y, skipFiniteCheck=True)
-            mean, std = rolling_mean_std(y, ROLLING_WINDOW)
-            self.mean_curve.setData(t, mean, skipFiniteCheck=True)
-            self._band_hi.blockSignals(True)  # one band repath per frame, not two
-            self._band_hi.setData(t, mean + std, skipFiniteCheck=True)
-            self._band_hi.blockSignals(False)
-            self._band_lo.setData(t, mean - std, skipFiniteCheck=True)
-            self._update_stability(mean, std)
-            if len(y):
-                y_max = max(y_max, float(y.max()))
+            self._client_max[name] = (float(t[-1]), float(y.max())) if len(t) else (0.0, 0.0)
+        t_max = max((m[0] for m in self._client_max.values()), default=0.0)
+        y_max = max((m[1] for m in self._client_max.values()), default=0.0)
+        if self.metric == "throughput" and self._sum_max is not None:
+            t_max, y_max = max(t_max, self._sum_max[0]), max(y_max, self._sum_max[1])
         self.ranges.update(t_max, y_max)
+
+    def draw_all(self) -> None:
+        """Bring every curve up to date now (screenshots, tests, a metric switch)."""
+        self.refresh(budget=len(self.live.clients))
+
+    def _draw_sum(self) -> None:
+        t, y = self.live.total_series()
+        self.sum_curve.setData(t, y, skipFiniteCheck=True)
+        mean, std = rolling_mean_std(y, ROLLING_WINDOW)
+        self.mean_curve.setData(t, mean, skipFiniteCheck=True)
+        self._set_band(t, mean - std, mean + std)
+        self._update_stability(mean, std)
+        self._sum_max = (float(t[-1]), float(y.max())) if len(t) else None
+
+    def _set_band(self, t: NDArray[np.float64], lo: NDArray[np.float64], hi: NDArray[np.float64]) -> None:
+        self.band_data = (t, lo, hi)
+        if len(t) < 2:
+            self.band.setPath(QPainterPath())
+            return
+        step = max(1, len(t) // BAND_POINTS)
+        t, lo, hi = t[::step], lo[::step], hi[::step]
+        path = pg.arrayToQPath(np.concatenate((t, t[::-1])), np.concatenate((hi, lo[::-1])), connect="all")
+        path.closeSubpath()
+        self.band.setPath(path)
 
     def _update_stability(self, mean: NDArray[np.float64], std: NDArray[np.float64]) -> None:
         if len(mean) < ROLLING_WINDOW:
@@ -198,7 +249,9 @@ class ThroughputPlot(QWidget):
             return
         cv = float(std[-1] / mean[-1]) if mean[-1] > 0 else 1.0
         state = "stable" if cv < STABLE_CV else "settling"
-        self.stability.setText(f"{state}: {mean[-1] / 1e6:,.0f} MB/s, CV {cv * 100:.1f} % over 5 s")
+        text = f"{state}: {mean[-1] / 1e6:,.0f} MB/s, CV {cv * 100:.1f} % over 5 s"
+        if text != self.stability.text():  # setText relayouts even when equal
+            self.stability.setText(text)
 
 
 class ServerPlot(QWidget):
@@ -213,11 +266,11 @@ class ServerPlot(QWidget):
         self.plot = _new_plot("Server disk and NIC")
         item = self.plot.getPlotItem()
         item.setLabel("left", "throughput", units="B/s")
-        item.addLegend(offset=(6, 6))
+        add_legend(item)
         colours = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
         styles = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DashLine)
         self.curves = {
-            key: item.plot(name=label, pen=pg.mkPen(colour, width=2, style=style))
+            key: fast_curve(item, name=label, pen=pg.mkPen(colour, width=1, style=style))
             for (key, label), colour, style in zip(self.SERIES, colours, styles)
         }
         layout = QVBoxLayout(self)
@@ -234,9 +287,9 @@ class ServerPlot(QWidget):
 
     @Slot()
     def refresh(self) -> None:
-        if self.live.version == self._drawn:
+        if not self.isVisible() or self.live.hosts_version == self._drawn:
             return
-        self._drawn = self.live.version
+        self._drawn = self.live.hosts_version
         if self.live.resets != self._resets_seen:
             self._resets_seen = self.live.resets
             self.ranges.reset()
@@ -285,4 +338,8 @@ class LivePlots(QWidget):
     @Slot()
     def refresh(self) -> None:
         self.trial.refresh()
+        self.server.refresh()
+
+    def draw_all(self) -> None:
+        self.trial.draw_all()
         self.server.refresh()

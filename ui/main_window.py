@@ -25,6 +25,8 @@ DEFAULT_SIZE = (1280, 800)
 
 
 class MainWindow(QMainWindow):
+    MIN_SIZE = MIN_SIZE
+
     def __init__(self, db_path: Path, core: CoreApi | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
         self.db_path = db_path
@@ -59,7 +61,7 @@ class MainWindow(QMainWindow):
         self.crash = CrashHandler(self, core.revert_all, core.log_path)
         self.close_question: QMessageBox | None = None
         self._may_close = False
-        self.setMinimumSize(*MIN_SIZE)
+        self.setMinimumSize(*self.MIN_SIZE)
         self.resize(*DEFAULT_SIZE)
         geometry = self.settings.value("mainWindow/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():

@@ -7,7 +7,6 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands.common import UsageError, ssh_config_path

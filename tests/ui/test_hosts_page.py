@@ -50,7 +50,10 @@ def test_an_unreachable_host_says_why(qtbot, core, bridge) -> None:  # type: ign
     page = wizard.page_of(HostsPage)
     page.add_host("unreachable-box", HostRole.CLIENT)
     qtbot.waitUntil(lambda: page.rows["unreachable-box"].state is HostState.FAILED)
-    assert "connection refused" in page.table.item(0, 2).text()
+    assert page.table.item(0, 2).text() == "failed"
+    assert "connection refused" in page.table.item(0, 2).toolTip()
+    page.table.selectRow(0)
+    assert "connection refused" in page.facts_view.toPlainText()
 
 
 def test_a_typed_name_with_shell_syntax_is_refused(qtbot, core, bridge) -> None:  # type: ignore[no-untyped-def]

@@ -22,9 +22,11 @@ def test_curves_get_the_data_that_arrived(qtbot) -> None:  # type: ignore[no-unt
     bridge = Bridge(bus)
     plots = LivePlots(bridge.live)
     qtbot.addWidget(plots)
-    bridge.frame.connect(plots.refresh)
+    plots.show()
+    bridge.tick.connect(plots.refresh)
     _feed(bus, 40, clients=3)
-    bridge.flush()
+    with qtbot.waitSignal(bridge.tick):
+        pass
     curves = plots.trial.client_curves
     assert sorted(curves) == ["c0", "c1", "c2"]
     x, y = curves["c2"].getData()
@@ -44,6 +46,7 @@ def test_metric_switch_shows_latency_without_a_sum(qtbot) -> None:  # type: igno
     bridge = Bridge(bus)
     plots = LivePlots(bridge.live)
     qtbot.addWidget(plots)
+    plots.show()
     _feed(bus, 8, clients=2)
     bridge.flush()
     plots.metric_box.setCurrentIndex(plots.metric_box.findData("lat_p99"))
@@ -57,6 +60,7 @@ def test_unstable_throughput_is_called_settling(qtbot) -> None:  # type: ignore[
     bridge = Bridge(bus)
     plots = LivePlots(bridge.live)
     qtbot.addWidget(plots)
+    plots.show()
     rng = np.random.default_rng(1)
     for i in range(40):
         bus.publish(SamplesBatch(1, [Sample("c", (i + 1) * 0.25, 0.25, bytes_read=int(rng.uniform(1e5, 1e6)))]))
@@ -70,3 +74,36 @@ def test_rolling_mean_and_std() -> None:
     mean, std = rolling_mean_std(np.array([1.0, 3.0, 5.0, 7.0]), window=2)
     assert mean.tolist() == [1.0, 2.0, 4.0, 6.0]
     assert np.allclose(std, [0.0, 1.0, 1.0, 1.0])
+
+
+def test_client_curves_are_spread_over_frames_but_all_get_drawn(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    plots.show()
+    _feed(bus, 4, clients=10)
+    bridge.flush()
+    plots.refresh()
+    assert len(plots.trial.client_curves) == plots.trial.clients_per_frame  # a frame's budget, not all ten
+    assert len(plots.trial.sum_curve.getData()[0]) == 4  # the sum is drawn every frame
+    for _ in range(3):
+        plots.refresh()  # following frames catch up with no new data
+    assert all(len(c.getData()[0]) == 4 for c in plots.trial.client_curves.values())
+    assert len(plots.trial.client_curves) == 10
+    bridge.close()
+
+
+def test_a_hidden_plot_draws_nothing_until_shown(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    _feed(bus, 4, clients=2)
+    bridge.flush()
+    plots.refresh()
+    assert not plots.trial.client_curves
+    plots.show()
+    plots.refresh()
+    assert len(plots.trial.client_curves) == 2
+    bridge.close()

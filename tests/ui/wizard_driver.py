@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication, QWizard
+from PySide6.QtWidgets import QWizard
 
 from ui.core_api import HostRole, HostState
 from ui.pages.hosts import HostsPage
@@ -35,7 +35,3 @@ def small_plan(page: PlanPage) -> None:
         check.setChecked(name == "nfsd.threads")
     page.edits["nfsd.threads"].setText("8, 64")
     page.reps.setValue(1)
-
-
-def process_events() -> None:
-    QApplication.processEvents()

@@ -64,7 +64,7 @@ class BaselinePage(Page):
         self.status.setObjectName("baselineStatus")
         self.status.setWordWrap(True)
         self.plot = ThroughputPlot(self.bridge.live, self, title="Live: all clients")
-        self.bridge.frame.connect(self.plot.refresh)
+        self.bridge.tick.connect(self.plot.refresh)
         self.ceilings = _table(("Ceiling", "Throughput"), self)
         self.current = _table(("Workload, today's configuration", "Throughput"), self)
 
@@ -120,7 +120,7 @@ class BaselinePage(Page):
         self.state.baseline = None
         self._set_running(True)
         self.status.setText("Measuring the network, the server's disks and today's configuration…")
-        self.task = spawn(self.core.run_baseline(workloads), on_done=self._done)
+        self.task = spawn(self.core.run_baseline(workloads), on_done=self._done, owner=self)
 
     @Slot()
     def cancel(self) -> None:

@@ -187,7 +187,7 @@ class HostsPage(Page):
         row = self.rows[name]
         row.state, row.error = HostState.CONNECTING, ""
         self._render()
-        spawn(self._connect(row))
+        spawn(self._connect(row), owner=self)
 
     async def _connect(self, row: HostRow) -> None:
         try:
@@ -198,7 +198,7 @@ class HostsPage(Page):
         else:
             row.state, row.facts = HostState.OK, facts
             if row.role is HostRole.SERVER:
-                spawn(self._offer_clients(row.name))
+                spawn(self._offer_clients(row.name), owner=self)
         if self.rows.get(row.name) is row:
             self._render()
 
@@ -243,7 +243,7 @@ class HostsPage(Page):
             f = row.facts
             nics = ", ".join(f"{n.name} {n.mtu}" + (f" @ {n.speed_mbps // 1000} Gb/s" if n.speed_mbps and n.speed_mbps >= 1000 else "")
                              for n in f.nics) if f else ""
-            status = row.state.value if not row.error else f"{row.state.value}: {row.error}"
+            status = row.state.value  # the why is in the tooltip and the facts pane: columns stay readable
             cells = (row.name, row.role.value, status, f.kernel if f else "", nics,
                      "; ".join(f.md_arrays) if f else "", "; ".join(f.exports or f.mounts) if f else "",
                      f.privilege if f else "")
@@ -252,6 +252,7 @@ class HostsPage(Page):
                 item.setToolTip(text)
                 if col == 2:
                     item.setIcon(self._state_icon(row.state))
+                    item.setToolTip(row.error or text)
                 self.table.setItem(i, col, item)
             if row.name == selected:
                 self.table.selectRow(i)

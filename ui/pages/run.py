@@ -66,14 +66,14 @@ class RunPage(Page):
         self.cancel_question: QMessageBox | None = None
 
         self.plots = LivePlots(self.bridge.live, self)
-        self.bridge.frame.connect(self.plots.refresh)
+        self.bridge.tick.connect(self.plots.refresh)
 
         self.strip = QListWidget(self)
         self.strip.setObjectName("trialStrip")
         self.strip.setFlow(QListView.Flow.LeftToRight)
         self.strip.setWrapping(False)
         self.strip.setViewMode(QListView.ViewMode.IconMode)
-        self.strip.setGridSize(QSize(170, 64))
+        self.strip.setGridSize(QSize(190, 70))
         self.strip.setWordWrap(True)
         self.strip.setMovement(QListView.Movement.Static)
         self.strip.setFixedHeight(92)
@@ -126,7 +126,7 @@ class RunPage(Page):
         self.strip.clear()
         self.state.outcome = None
         self._set_running(True)
-        self.task = spawn(self.core.run(self.state.plan), on_done=self._run_done)
+        self.task = spawn(self.core.run(self.state.plan), on_done=self._run_done, owner=self)
 
     def _run_done(self, task: asyncio.Task[RunOutcome]) -> None:
         self.task = None
@@ -155,7 +155,7 @@ class RunPage(Page):
         self.finished_trials.append(ev)
         changed = {self.labels.get(k, k): v for k, v in ev.config.items()}
         mark = "skipped" if ev.skipped else ("stable" if ev.stable else "unstable")
-        item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}\n{mb_s(ev.mean_bps)} · CV {ev.cv * 100:.1f} %\n{mark}")
+        item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}, {mark}\n{mb_s(ev.mean_bps)}, CV {ev.cv * 100:.1f} %")
         item.setToolTip(config_text(changed))
         icon = QStyle.StandardPixmap.SP_DialogApplyButton if ev.stable else QStyle.StandardPixmap.SP_MessageBoxWarning
         item.setIcon(self.style().standardIcon(icon))
