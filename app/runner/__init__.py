@@ -1,0 +1,25 @@
+"""Running workloads on the clients over SSH: agents, telemetry, caches, ceilings."""
+
+from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
+from app.runner.caches import drop_caches
+from app.runner.errors import RunError
+from app.runner.run import ClientWork, RunResult, TelemetryTarget, WorkloadRunner
+from app.runner.telemetry import PathInfo, client_telemetry, export_devices, path_info, server_telemetry
+
+__all__ = [
+    "ClientWork",
+    "DiskCeiling",
+    "PathInfo",
+    "RunError",
+    "RunResult",
+    "TcpCeiling",
+    "TelemetryTarget",
+    "WorkloadRunner",
+    "client_telemetry",
+    "disk_ceiling",
+    "drop_caches",
+    "export_devices",
+    "path_info",
+    "server_telemetry",
+    "tcp_ceiling",
+]

@@ -1,0 +1,142 @@
+"""One load agent on one host: started over SSH, its JSON lines turned into events.
+
+The agent is started with ``wait_go`` so every host can finish its preparation
+(laying out files) before any clock starts; ``go()`` then releases it. Closing stdin
+(``stop()``) is the portable stop: the agent ends its workload, writes its summary,
+removes its files and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.hosts import HostConnection, HostError, RemoteProcess
+from app.runner.errors import RunError
+from experiments.agent_launch import bootstrap_argv, exit_message, go_line, payload
+from experiments.agent_protocol import AgentError, AgentEvent, AgentNotice, AgentStream, AgentSummary
+from experiments.samples import HostTelemetry, Sample
+
+EventSink = Callable[["AgentHandle", AgentEvent], None]
+
+EXIT_WAIT_S = 5.0  # after stdin EOF the agent needs well under a second; allow for slow hosts
+
+
+class AgentHandle:
+    def __init__(
+        self,
+        conn: HostConnection,
+        config: dict[str, Any],
+        on_event: EventSink,
+        *,
+        python: str = "python3",
+        role: str = "workload",
+    ) -> None:
+        self.conn = conn
+        self.host = conn.name
+        self.config = config
+        self.python = python
+        self.role = role  # "workload" or "telemetry"
+        self._on_event = on_event
+        self.stream = AgentStream(conn.name)
+        self.proc: RemoteProcess | None = None
+        self.ready = asyncio.Event()
+        self.ended = asyncio.Event()
+        self.started_epoch: float | None = None  # the host's clock when its run began
+        self.last_line = time.monotonic()
+        self.exit_status: int | None = None
+        self.stderr = ""
+        self.error: RunError | None = None
+        self.summary: AgentSummary | None = None
+        self.notices: list[AgentNotice] = []
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        try:
+            self.proc = await self.conn.start(bootstrap_argv(self.python))
+            # payload() is UTF-8 bytes whose length prefix counts bytes; the channel
+            # encodes text as UTF-8, so the same bytes arrive.
+            await self.proc.write(payload(self.config).decode("utf-8"))
+        except HostError as exc:
+            self._fail(RunError(self.host, f"could not start the load agent: {exc}"))
+            self.ended.set()
+            return
+        self._reader = asyncio.create_task(self._read(), name=f"agent-{self.host}-{self.role}")
+
+    def _fail(self, error: RunError) -> None:
+        if self.error is None:
+            self.error = error
+
+    async def _read(self) -> None:
+        assert self.proc is not None
+        try:
+            async for line in self.proc:
+                self.last_line = time.monotonic()
+                for event in self.stream.feed(line.encode("utf-8")):
+                    self._dispatch(event)
+            for event in self.stream.close():
+                self._dispatch(event)
+            result = await self.proc.wait(timeout=EXIT_WAIT_S)
+            self.exit_status = result.exit_status
+            self.stderr = result.stderr
+        except HostError as exc:
+            self._fail(RunError(self.host, f"lost the SSH connection during the run: {exc}"))
+        finally:
+            if self.error is None and self.stream.error is None and self.exit_status not in (0, None):
+                message = exit_message(self.exit_status, self.python) or "the load agent failed"
+                detail = self.stderr.strip().splitlines()[-1:] if self.stderr.strip() else []
+                self._fail(RunError(self.host, message + (f" ({detail[0]})" if detail else "")))
+            if self.error is None and self.summary is None and self.stream.error is None and self.exit_status is None:
+                self._fail(RunError(self.host, "the load agent ended without a summary (killed, or the channel closed)"))
+            self.ended.set()
+            self.ready.set()  # nobody waits for a ready that will never come
+
+    def _dispatch(self, event: AgentEvent) -> None:
+        if isinstance(event, AgentError):
+            self._fail(RunError(self.host, event.message, event.errno))
+        elif isinstance(event, AgentSummary):
+            self.summary = event
+        elif isinstance(event, AgentNotice):
+            self.notices.append(event)
+            if event.type == "ready":
+                self.ready.set()
+            elif event.type == "start":
+                self.started_epoch = float(event.data.get("epoch", 0.0)) or None
+        if isinstance(event, Sample | HostTelemetry | AgentError | AgentNotice | AgentSummary):
+            self._on_event(self, event)
+
+    async def go(self, epoch: float = 0.0) -> None:
+        """Release the agent; epoch 0 means at once (an epoch is on the host's clock)."""
+        if self.proc is None or self.ended.is_set():
+            return
+        with contextlib.suppress(HostError):
+            await self.proc.write(go_line(epoch).decode("utf-8"))
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.write_eof()
+
+    async def wait(self, timeout: float = EXIT_WAIT_S) -> None:
+        """Wait for the end; terminate the channel if the agent does not leave in time."""
+        try:
+            await asyncio.wait_for(self.ended.wait(), timeout)
+        except TimeoutError:
+            if self.proc is not None:
+                self.proc.terminate()
+            self._fail(RunError(self.host, f"the load agent did not stop within {timeout:.0f} s; its channel was closed"))
+            if self._reader is not None:
+                self._reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._reader
+            self.ended.set()
+
+    @property
+    def warnings(self) -> list[str]:
+        return [str(n.data.get("message", "")) for n in self.notices if n.type == "warning"]
+
+    @property
+    def cleanup_problems(self) -> list[str]:
+        return [str(p) for n in self.notices if n.type == "cleanup" for p in n.data.get("problems", [])]

@@ -1,0 +1,17 @@
+"""Why a run ended early, in words the admin can act on."""
+
+from __future__ import annotations
+
+
+class RunError(Exception):
+    """A workload run ended with a problem; the samples gathered so far are kept.
+
+    ``host`` names where it happened ("" when not one host's fault), ``errno`` is the
+    agent's errno when it gave one (28 = ENOSPC, 110 = ETIMEDOUT, 5 = EIO).
+    """
+
+    def __init__(self, host: str, message: str, errno: int | None = None) -> None:
+        super().__init__(f"{host}: {message}" if host else message)
+        self.host = host
+        self.message = message
+        self.errno = errno

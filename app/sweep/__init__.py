@@ -1,0 +1,20 @@
+"""Sweeps: the trial loop over a plan's configurations, with everything kept in the store."""
+
+from app.sweep.apply import Applying, ConfigApplier
+from app.sweep.engine import SweepEngine
+from app.sweep.events import Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.spec import SweepSpec, parse_value, workload_kind
+
+__all__ = [
+    "Applying",
+    "ConfigApplier",
+    "Progress",
+    "SweepEngine",
+    "SweepFinished",
+    "SweepSpec",
+    "SweepStarted",
+    "TrialFinished",
+    "TrialStarted",
+    "parse_value",
+    "workload_kind",
+]

@@ -1,0 +1,115 @@
+"""Putting one configuration on the hosts, through the change journal.
+
+Server knobs and the MTU stay as they are while consecutive trials agree on them (a
+change is reverted, then the new value applied, so the journal never stacks values).
+Clients get a fresh test mount for every trial — mount options only take on a new
+mount, and a fresh one starts with nothing cached — and readahead on its new bdi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.hosts import HostPool
+from app.knobs.changes import ChangeJournal
+from app.knobs.model import Applied, KnobError, Value
+from app.knobs.network import set_link_mtu
+from app.knobs.targets import ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, readahead, stripe_cache
+from app.sweep.spec import MOUNT_KNOBS, SweepSpec
+
+
+@dataclass
+class Applying:
+    """What a trial really ran with: effective values and the clients' negotiated options."""
+
+    effective: dict[str, Any] = field(default_factory=dict)
+    negotiated: dict[str, dict[str, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class ConfigApplier:
+    def __init__(
+        self,
+        journal: ChangeJournal,
+        pool: HostPool,
+        spec: SweepSpec,
+        mount_point: str,
+        *,
+        md: str | None = None,
+        export_client: str | None = None,
+    ) -> None:
+        self.journal = journal
+        self.pool = pool
+        self.spec = spec
+        self.mount_point = mount_point
+        self.md = md
+        self.export_client = export_client
+        self._server: dict[str, tuple[Value, list[Applied]]] = {}
+        self._clients: dict[str, list[Applied]] = {}
+
+    def _server_target(self, knob: str):  # type: ignore[no-untyped-def]
+        if knob == "nfsd_threads":
+            return nfsd_threads()
+        if knob == "stripe_cache_size":
+            if not self.md:
+                raise KnobError(f"stripe_cache_size needs an md RAID array under {self.spec.export}; there is none")
+            return stripe_cache(self.md)
+        if knob == "export_sync":
+            if not self.export_client:
+                raise KnobError(f"{self.spec.server} does not export {self.spec.export}")
+            return ExportSyncTarget(self.spec.export, self.export_client)
+        raise KnobError(f"{knob} is not a server knob")
+
+    async def _revert(self, items: list[Applied]) -> None:
+        for item in reversed(items):
+            await self.journal.revert(item)
+        items.clear()
+
+    async def _server_knob(self, knob: str, value: Value, out: Applying) -> None:
+        held = self._server.get(knob)
+        if held is not None and str(held[0]) == str(value):
+            out.effective[knob] = held[1][-1].effective if held[1] else value
+            return
+        if held is not None:
+            await self._revert(held[1])
+        if knob == "mtu":
+            applied = await set_link_mtu(self.journal, self.pool, self.spec.server, self.spec.address,
+                                         list(self.spec.clients), int(value))  # fmt: skip
+        else:
+            applied = [await self.journal.apply(self.spec.server, self._server_target(knob), value)]
+        self._server[knob] = (value, applied)
+        out.effective[knob] = applied[-1].effective if applied else value
+        out.notes += [n for a in applied for n in a.notes]
+
+    async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
+        await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
+        held = self._clients[client]
+        mount = ScratchMount(self.spec.address, self.spec.export, self.mount_point)
+        opts = MountOptions.from_values({k: v for k, v in config.items() if k in MOUNT_KNOBS})
+        held.append(await self.journal.apply(client, mount, opts.option_string()))
+        conn = self.pool[client]
+        out.negotiated[client] = await mount.negotiated(conn)
+        if "read_ahead_kb" in config:
+            ra = await self.journal.apply(client, readahead(await mount.bdi(conn)), config["read_ahead_kb"])
+            held.append(ra)
+            out.effective.setdefault("read_ahead_kb", ra.effective)
+        for knob in MOUNT_KNOBS:
+            if knob in config:
+                key = "vers" if knob == "nfsvers" else knob
+                out.effective.setdefault(knob, out.negotiated[client].get(key))
+
+    async def apply(self, config: Mapping[str, Value]) -> Applying:
+        out = Applying()
+        for knob in ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync"):
+            if knob in config:
+                await self._server_knob(knob, config[knob], out)
+        for client in self.spec.clients:
+            await self._client(client, config, out)
+        return out
+
+    async def release_clients(self) -> None:
+        """Unmount the test mounts between workloads or at the end (the journal reverts)."""
+        for held in self._clients.values():
+            await self._revert(held)

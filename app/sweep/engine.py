@@ -1,0 +1,292 @@
+"""The trial loop: configurations from the strategy → knobs → run → summary → store.
+
+One trial: apply the configuration (journal first; a fresh test mount on every client)
+→ drop caches on server and clients → warm-up → measure until steady or the cap →
+summarise the summed throughput → store the trial as ok or broken (a host error, or
+faster than the link can carry: a cache answered). A configuration is repeated until
+the RepeatPolicy is satisfied. Every change is reverted at the end, on cancel and on
+error. A resumed session replays its stored results into the strategy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.events import EventBus, Level, Message
+from app.hosts import HostError, HostPool
+from app.facts.parse_nfs import parse_exportfs
+from app.knobs.changes import ChangeJournal
+from app.knobs.model import KnobError
+from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
+from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
+from app.store import SessionState, Store, TrialState
+from app.sweep.apply import ConfigApplier
+from app.sweep.events import Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.spec import SweepSpec, workload_kind
+from experiments.plan import Config, estimate_duration
+from experiments.samples import Sample
+from experiments.stability import SteadyStateDetector, summarize
+from experiments.statistics import RepeatPolicy, repeat_decision
+from experiments.strategies import TrialResult, make_strategy
+
+log = logging.getLogger(__name__)
+
+BEYOND_LINK = 1.05  # this much faster than the link: the data came from a cache
+INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
+MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
+
+
+@dataclass
+class _Measure:
+    """The monitor of one trial: warm-up first, then stop when steady or at the cap."""
+
+    warmup_s: float
+    min_s: float
+    max_s: float
+    detector: SteadyStateDetector
+
+    def __call__(self, total: Sample) -> bool:
+        if total.t <= self.warmup_s:
+            return False
+        measured = total.t - self.warmup_s
+        steady = self.detector.push(total.t, total.throughput_bps)
+        return measured >= self.max_s or (steady and measured >= self.min_s)
+
+
+class SweepEngine:
+    def __init__(
+        self,
+        store: Store,
+        pool: HostPool,
+        bus: EventBus,
+        spec: SweepSpec,
+        *,
+        deadman_timeout: float = 60.0,
+        cancel: asyncio.Event | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.bus = bus
+        self.spec = spec
+        self.deadman_timeout = deadman_timeout
+        self.cancel = cancel or asyncio.Event()
+        self.runner = WorkloadRunner(pool, bus, python=spec.python)
+        self.policy = RepeatPolicy(spec.plan.max_rel_stddev, spec.plan.min_runs, spec.plan.max_runs)
+        self.session_id: int | None = None
+        self._durations: list[float] = []
+        self._done = 0
+        self._total = 0
+
+    # -- sessions -------------------------------------------------------------
+
+    @classmethod
+    def for_session(cls, store: Store, pool: HostPool, bus: EventBus, session_id: int, **kw: Any) -> SweepEngine:
+        """An engine that resumes a stored session with the sweep it was started with."""
+        session = store.get_session(session_id)
+        if not isinstance(session.plan, dict) or "sweep" not in session.plan:
+            raise ValueError(f"session {session_id} was not made by a sweep: nothing to resume")
+        engine = cls(store, pool, bus, SweepSpec.from_json(session.plan), **kw)
+        engine.session_id = session_id
+        return engine
+
+    def _open_session(self) -> tuple[int, int | None]:
+        hosts = [self.spec.server, *self.spec.clients]
+        if self.session_id is None:
+            sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="sweep")
+            plan_id = self.store.save_plan(sid, self.spec.to_json())
+        else:
+            sid = self.session_id
+            self.store.recover_interrupted()
+            self.store.set_session_state(sid, SessionState.RUNNING)
+            plans = self.store.plans(sid)
+            plan_id = plans[-1].id if plans else None
+        self.session_id = sid
+        return sid, plan_id
+
+    def stored_results(self, kind: str) -> list[TrialResult]:
+        """Finished trials of one workload as the strategy sees them; interrupted ones are redone."""
+        assert self.session_id is not None
+        out = []
+        for t in self.store.trials(self.session_id):
+            if not isinstance(t.workload, dict) or t.workload.get("kind") != kind:
+                continue
+            if t.state == TrialState.OK and isinstance(t.summary, dict) and "mean" in t.summary:
+                out.append(TrialResult(Config(t.config), float(t.summary["mean"])))
+            elif t.state == TrialState.BROKEN and not t.reason.startswith(INTERRUPTED):
+                out.append(TrialResult(Config(t.config), None))
+        return out
+
+    # -- the loop -------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run (or resume) the sweep; returns the session id. Reverts everything on the way out."""
+        sid, plan_id = self._open_session()
+        writer = self.store.sample_writer()
+        detach = writer.attach(self.bus)
+        journal = ChangeJournal(self.store, self.pool, sid, deadman_timeout=self.deadman_timeout)
+        state = SessionState.INTERRUPTED
+        problems: list[str] = []
+        try:
+            await self._sweep(sid, plan_id, journal)
+            state = SessionState.CANCELLED if self.cancel.is_set() else SessionState.COMPLETE
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            state = SessionState.CANCELLED
+            raise
+        finally:
+            try:
+                problems = await asyncio.shield(journal.close())
+            except Exception as exc:  # the dead-man switches still hold the way back
+                problems = [f"reverting failed: {exc}"]
+            for p in problems:
+                self.bus.publish(Message(Level.ERROR, "A host change could not be put back", p))
+            detach()
+            writer.close()
+            self.store.set_session_state(sid, state)
+            self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems)))
+        return sid
+
+    async def _prepare(self, sid: int, journal: ChangeJournal) -> tuple[ConfigApplier, list[TelemetryTarget], str]:
+        spec = self.spec
+        server = self.pool[spec.server]
+        devices = await export_devices(server, spec.export)
+        md = next((d for d in devices if d.startswith("md")), None)
+        export_client = None
+        if "export_sync" in spec.plan.knobs:
+            listing = await server.run(["exportfs", "-v"], sudo=True)
+            export_client = next((e.client for e in parse_exportfs(listing.stdout).value if e.path == spec.export), None)
+        path = await path_info(self.pool, spec.server, spec.address, spec.clients)
+        mount_point = f"{spec.mount_root}-{sid}-{journal.token[:6]}"
+        applier = ConfigApplier(journal, self.pool, spec, mount_point, md=md, export_client=export_client)
+        telemetry = [TelemetryTarget(spec.server, server_telemetry(devices, path, spec.interval_s))]
+        telemetry += [TelemetryTarget(c, client_telemetry(c, path, mount_point, spec.interval_s)) for c in spec.clients]
+        return applier, telemetry, mount_point
+
+    def _progress(self) -> None:
+        eta = None
+        if self._durations:
+            eta = max(self._total - self._done, 0) * float(np.mean(self._durations))
+        self.bus.publish(Progress(self._done, max(self._total, self._done), eta))
+
+    async def _sweep(self, sid: int, plan_id: int | None, journal: ChangeJournal) -> None:
+        plan = self.spec.plan
+        already = sum(len(self.stored_results(workload_kind(w))) for w in plan.workloads)
+        self._total = max(estimate_duration(plan).trials, already)
+        self._done = already
+        self.bus.publish(SweepStarted(sid, self._total, already))
+        self._progress()
+        applier, telemetry, mount_point = await self._prepare(sid, journal)
+        for name in plan.workloads:
+            kind = workload_kind(name)
+            strategy = make_strategy(plan)
+            results = self.stored_results(kind)
+            while not self.cancel.is_set():
+                # finish configurations a previous run left short of their repetitions first
+                todo = [c for c in dict.fromkeys(r.config for r in results) if self._needs_more(c, results)]
+                if not todo:
+                    todo = strategy.next_trials(results)
+                    random.Random(plan.seed + len(results)).shuffle(todo)  # drift must not favour an order
+                if not todo:
+                    break
+                for config in todo:
+                    if self.cancel.is_set():
+                        break
+                    await self._repeat(sid, plan_id, applier, telemetry, mount_point, name, config, results)
+            await applier.release_clients()
+
+    def _needs_more(self, config: Config, results: Sequence[TrialResult]) -> bool:
+        runs = [r for r in results if r.config == config]
+        values = [r.value for r in runs if r.value is not None]
+        broken_tail = 0
+        for r in reversed(runs):
+            if r.value is not None:
+                break
+            broken_tail += 1
+        if broken_tail >= MAX_BROKEN_IN_A_ROW or not values:
+            return False
+        return repeat_decision(values, self.policy).more
+
+    async def _repeat(self, sid: int, plan_id: int | None, applier: ConfigApplier, telemetry: list[TelemetryTarget],
+                      mount_point: str, name: str, config: Config, results: list[TrialResult]) -> None:  # fmt: skip
+        while not self.cancel.is_set():
+            rep = sum(1 for r in results if r.config == config)
+            value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
+            results.append(TrialResult(config, value))
+            if not self._needs_more(config, results):
+                return
+
+    async def _trial(self, sid: int, plan_id: int | None, applier: ConfigApplier, telemetry: list[TelemetryTarget],
+                     mount_point: str, name: str, config: Config, rep: int) -> float | None:  # fmt: skip
+        spec, timing = self.spec, self.spec.plan.timing
+        workload = spec.workload(name)
+        t_start = time.monotonic()
+        trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=plan_id)
+        self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
+        summary: dict[str, Any] = {"unit": "B/s"}
+        state, reason, value = TrialState.BROKEN, "", None
+        try:
+            try:
+                applying = await applier.apply(config)
+                summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
+            except (KnobError, HostError) as exc:
+                raise RunError("", f"applying the configuration failed: {exc}") from exc
+            measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
+                               SteadyStateDetector(spec.criteria()))  # fmt: skip
+            result = await self.runner.run(
+                trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
+                drop_caches_on=[spec.server, *spec.clients], monitor=measure,
+                max_s=timing.warmup_s + timing.max_measure_s + 5.0, cancel=self.cancel,
+            )  # fmt: skip
+            summary.update(self._figures(result.totals, measure))
+            summary.update(
+                ended=result.ended, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
+                caches_dropped=list(result.caches_dropped), warnings=result.warnings,
+                clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
+                             "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
+            )  # fmt: skip
+            state, reason, value = self._judge(result.error, summary)
+        except RunError as exc:
+            reason = str(exc)
+        finally:
+            if state == TrialState.OK or reason or not self.cancel.is_set():
+                self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
+            else:
+                self.store.finish_trial(trial_id, TrialState.BROKEN, summary=summary, reason="cancelled during this trial")
+            self._durations.append(time.monotonic() - t_start)
+            self._done += 1
+            self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason))
+            self._progress()
+        return value
+
+    def _figures(self, totals: Sequence[Sample], measure: _Measure) -> dict[str, Any]:
+        kept = [s for s in totals if s.t > measure.warmup_s]
+        if not kept:
+            return {"n": 0}
+        t = np.array([s.t for s in kept])
+        v = np.array([s.throughput_bps for s in kept])
+        figures = summarize(t, v, criteria=measure.detector.criteria, from_steady=True).to_dict()
+        figures["steady"] = measure.detector.steady
+        figures["measured_s"] = float(t[-1] - measure.warmup_s)
+        figures["ops_per_s"] = float(np.mean([s.ops_per_s for s in kept]))
+        return figures
+
+    def _judge(self, error: RunError | None, summary: dict[str, Any]) -> tuple[TrialState, str, float | None]:
+        if error is not None:
+            return TrialState.BROKEN, str(error), None
+        mean = summary.get("mean")
+        if not summary.get("n") or mean is None:
+            return TrialState.BROKEN, "no samples after the warm-up: the trial was too short to measure", None
+        link = self.spec.link_bps
+        if link and mean > link * len(self.spec.clients) * BEYOND_LINK:
+            return TrialState.BROKEN, (
+                f"{mean / 1e6:.1f} MB/s is beyond what the link carries ({link * len(self.spec.clients) / 1e6:.1f} MB/s): "
+                "a cache answered, not the server"
+            ), None
+        return TrialState.OK, "", float(mean)

@@ -1,0 +1,115 @@
+"""A sweep as stored with its session: the plan plus where and how it runs.
+
+The session's plan column holds ``Plan.to_json()`` with one extra key, ``sweep``, so
+the recommendation (which reads the plan's baseline) and a resumed sweep (which needs
+the hosts and workload sizes) read the same record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app.knobs.catalog import SPECS
+from experiments.plan import Plan, Value
+from experiments.stability import SteadyCriteria
+from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
+
+# Short names the CLI and older plans use.
+WORKLOAD_ALIASES: dict[str, str] = {"seqread": "seq_read", "seqwrite": "seq_write", "randrw": "mixed",
+                                    "smallfiles": "small_files"}  # fmt: skip
+LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed"}
+SWEEPABLE = set(LOOPING) | {"small_files", "tree", "dir_scaling"}
+SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync")
+MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect")
+CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
+
+
+def workload_kind(name: str) -> str:
+    kind = WORKLOAD_ALIASES.get(name.replace("-", "").lower(), name)
+    if kind not in SWEEPABLE:
+        raise ValueError(f"unknown workload {name!r}; choose from {', '.join(sorted(SWEEPABLE))}")
+    return kind
+
+
+def parse_value(knob: str, text: str) -> Value:
+    """A CLI value as the knob's type: sizes like 32k/1M for rsize/wsize, text for choices."""
+    spec = SPECS[knob]
+    if spec.validity.choices and isinstance(spec.validity.choices[0], str):
+        value: Value = text
+    else:
+        t = text.strip().lower()
+        mult = {"k": 1024, "m": 1024 * 1024}.get(t[-1:], 1) if knob in ("rsize", "wsize") else 1
+        try:
+            value = int(t[:-1] if mult > 1 else t) * mult
+        except ValueError:
+            raise ValueError(f"{knob}: {text!r} is not a whole number") from None
+    problem = spec.validity.problem(value)
+    if problem:
+        raise ValueError(f"{knob}: {problem}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    server: str  # SSH name of the server
+    clients: tuple[str, ...]
+    export: str  # the export's path on the server
+    plan: Plan
+    server_address: str = ""  # as the clients mount it; default: the server's SSH name
+    async_opt_in: bool = False  # the admin accepted that async may lose acknowledged writes
+    file_size: int = 256 * MIB  # per client data set
+    block_size: int = 1 * MIB
+    interval_s: float = 0.25
+    mount_root: str = "/mnt/nfs-tuner"
+    link_bps: float | None = None  # ceiling per client; faster trials were served by a cache
+    python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
+
+    def __post_init__(self) -> None:
+        if not self.clients:
+            raise ValueError("a sweep needs at least one client")
+        for knob, values in self.plan.knobs.items():
+            if knob not in SPECS:
+                raise ValueError(f"unknown knob {knob!r}; known: {', '.join(SPECS)}")
+            for v in values:
+                if problem := SPECS[knob].validity.problem(v):
+                    raise ValueError(f"{knob}: {problem}")
+        if "async" in [str(v) for v in self.plan.knobs.get("export_sync", ())] and not self.async_opt_in:
+            raise ValueError("export_sync=async may lose acknowledged writes on a server crash: "
+                             "sweep it only with --async-opt-in")
+        for w in self.plan.workloads:
+            workload_kind(w)
+
+    @property
+    def address(self) -> str:
+        return self.server_address or self.server
+
+    def criteria(self) -> SteadyCriteria:
+        t = self.plan.timing
+        window = int(min(40, max(4, t.min_measure_s / self.interval_s)))
+        return SteadyCriteria(window=window)
+
+    def workload(self, name: str) -> WorkloadSpec:
+        """The workload as one trial runs it: looping until the monitor or the cap stops it."""
+        kind = workload_kind(name)
+        t = self.plan.timing
+        duration = t.warmup_s + t.max_measure_s + 2.0  # the monitor stops first; this is the backstop
+        cls = WORKLOAD_TYPES[kind]
+        if kind in LOOPING:
+            return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
+                       loop=True, duration_s=duration, interval_s=self.interval_s)
+        return cls(duration_s=duration, interval_s=self.interval_s)
+
+    def to_json(self) -> dict[str, Any]:
+        sweep = asdict(self)
+        del sweep["plan"]
+        sweep["clients"] = list(self.clients)
+        sweep["python"] = dict(self.python)
+        return {**self.plan.to_json(), "sweep": sweep}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SweepSpec:
+        sweep = dict(data["sweep"])
+        sweep["clients"] = tuple(sweep["clients"])
+        return cls(plan=Plan.from_json(data), **sweep)

@@ -1,0 +1,119 @@
+"""Sweeps in the lab: a tiny grid end to end, and a SIGKILL in the middle of one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.events import EventBus
+from app.hosts import HostPool, SshSettings
+from app.store import JournalState, SessionState, Store, TrialState
+from app.sweep import Progress, SweepEngine, SweepSpec, TrialFinished
+from experiments.plan import Plan, Timing
+from experiments.workloads import MIB
+from tests.conftest import LabHandle
+
+pytestmark = pytest.mark.lab
+REPO = Path(__file__).resolve().parents[2]
+TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=2.0)
+
+
+def _spec() -> SweepSpec:
+    plan = Plan(knobs={"rsize": (32768, 1048576)}, workloads=("seq_read",), strategy="grid", min_runs=1,
+                max_runs=1, timing=TIMING)  # fmt: skip
+    return SweepSpec("lab-server", ("lab-client1",), "/srv/nfs", plan, file_size=16 * MIB)
+
+
+def _no_test_mounts(lab: LabHandle) -> bool:
+    return "nfs-tuner-" not in lab.run("lab-client1", "findmnt -rn -o TARGET").stdout
+
+
+def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, tmp_path: Path) -> None:
+    bus = EventBus()
+    events: list[object] = []
+    bus.subscribe(events.append, TrialFinished)
+    bus.subscribe(events.append, Progress)
+    settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
+
+    async def scenario() -> int:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                return await SweepEngine(store, pool, bus, _spec(), deadman_timeout=30).run()
+
+    sid = asyncio.run(scenario())
+    with Store(tmp_path / "s.db", readonly=True) as store:
+        assert store.get_session(sid).state == SessionState.COMPLETE
+        trials = store.trials(sid)
+        assert sorted(t.config["rsize"] for t in trials) == [32768, 1048576]
+        for t in trials:
+            assert t.state == TrialState.OK, t.reason
+            assert t.summary["effective"]["rsize"] == str(t.config["rsize"])  # negotiated on the fresh mount
+            assert t.summary["mean"] > 0 and t.summary["n"] >= 4
+            assert len(store.load_samples(t.id)) >= t.summary["n"]
+            assert len(store.load_telemetry(t.id).host) > 0
+            print(f"\nrsize={t.config['rsize']}: {t.summary['mean'] / 1e6:.1f} MB/s over {t.summary['measured_s']:.1f} s")
+        journal = store.journal(sid)
+        assert journal and all(e.state == JournalState.REVERTED for e in journal)
+    assert [type(e).__name__ for e in events].count("TrialFinished") == 2
+    last = [e for e in events if isinstance(e, Progress)][-1]
+    assert last.done == last.total == 2
+    assert _no_test_mounts(lab)
+
+
+def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
+            "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs",
+            "--knob", "rsize=32k,64k,1M", "--workload", "seq_read", "--repetitions", "1", "--duration", "3",
+            "--file-size", "16"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # kill once one trial is done and the next one has samples
+            time.sleep(0.5)
+            if not db.exists():
+                continue
+            with Store(db, readonly=True) as store:
+                trials = store.trials(1) if store.list_sessions() else []
+                done = [t for t in trials if t.state == TrialState.OK]
+                running = [t for t in trials if t.state == TrialState.RUNNING]
+                if done and running and len(store.load_samples(running[0].id)) >= 2:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        else:
+            pytest.fail("the sweep never got to its second trial")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with Store(db) as store:
+        assert store.recover_interrupted() == [1]
+        assert store.get_session(1).state == SessionState.INTERRUPTED
+        trials = store.trials(1)
+        ok = [t for t in trials if t.state == TrialState.OK]
+        cut = [t for t in trials if t.state == TrialState.BROKEN]
+        assert ok and len(cut) == 1 and cut[0].reason.startswith("interrupted")
+        for t in trials:
+            assert len(store.load_samples(t.id)) > 0  # the killed trial's samples up to the kill too
+    # resume: the interrupted configuration is run again and the session completes
+    settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
+
+    async def resume() -> None:
+        with Store(db) as store:
+            async with HostPool(settings) as pool:
+                await SweepEngine.for_session(store, pool, EventBus(), 1).run()
+
+    asyncio.run(resume())
+    with Store(db, readonly=True) as store:
+        assert store.get_session(1).state == SessionState.COMPLETE
+        ok_configs = sorted(t.config["rsize"] for t in store.trials(1, TrialState.OK))
+        assert ok_configs == [32768, 65536, 1048576]
