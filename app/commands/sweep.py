@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--duration", type=float, default=30.0, metavar="S", help="measuring cap per trial (default 30)")
     p.add_argument("--file-size", type=int, default=256, metavar="MiB", help="data set per client (default 256)")
     p.add_argument("--link-mbps", type=float, metavar="MB/s", help="link ceiling per client: faster trials are broken")
+    p.add_argument("--no-ceilings", action="store_true",
+                   help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
     p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
     p.add_argument("--resume", type=int, metavar="ID", help="resume an interrupted or cancelled session")
     p.add_argument("--seed", type=int, default=0)
@@ -63,7 +65,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return SweepSpec(
         args.server, tuple(args.client), args.export, plan, server_address=args.server_address or "",
         async_opt_in=args.async_opt_in, file_size=int(args.file_size) * MIB,
-        link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
+        link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
     )  # fmt: skip
 
 

@@ -23,12 +23,16 @@ import numpy as np
 from app.events import EventBus, Level, Message
 from app.hosts import HostError, HostPool
 from app.facts.parse_nfs import parse_exportfs
+from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
+from app.recommend import recommend, save
+from app.recommend.model import Ceilings
 from app.knobs.model import KnobError
 from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import SessionState, Store, TrialState
 from app.sweep.apply import ConfigApplier
+from app.sweep.session_facts import measure_ceilings, snapshot_hosts, stored_ceilings
 from app.sweep.events import Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec, workload_kind
 from experiments.plan import Config, estimate_duration
@@ -40,6 +44,7 @@ from experiments.strategies import TrialResult, make_strategy
 log = logging.getLogger(__name__)
 
 BEYOND_LINK = 1.05  # this much faster than the link: the data came from a cache
+MEASURED_LINK_MARGIN = 1.5  # the link as judged from a measured (not given) TCP ceiling
 INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 
@@ -81,6 +86,8 @@ class SweepEngine:
         self.runner = WorkloadRunner(pool, bus, python=spec.python)
         self.policy = RepeatPolicy(spec.plan.max_rel_stddev, spec.plan.min_runs, spec.plan.max_runs)
         self.session_id: int | None = None
+        self.link_bps = spec.link_bps  # the measured TCP ceiling when none was given
+        self.ceilings = Ceilings(clients=len(spec.clients))
         self._durations: list[float] = []
         self._done = 0
         self._total = 0
@@ -135,6 +142,10 @@ class SweepEngine:
         state = SessionState.INTERRUPTED
         problems: list[str] = []
         try:
+            if self.store.unreverted_journal():
+                await recovery.inspect(self.store, self.pool)  # a killed run's switches may have fired
+            await snapshot_hosts(self.store, self.pool, sid, self.spec)
+            await self._measure_ceilings(sid)
             await self._sweep(sid, plan_id, journal)
             state = SessionState.CANCELLED if self.cancel.is_set() else SessionState.COMPLETE
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -150,8 +161,30 @@ class SweepEngine:
             detach()
             writer.close()
             self.store.set_session_state(sid, state)
+            if state is SessionState.COMPLETE:
+                self._recommend(sid)
             self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems)))
         return sid
+
+    async def _measure_ceilings(self, sid: int) -> None:
+        if self.spec.measure_ceilings:
+            self.ceilings = await measure_ceilings(self.store, self.pool, self.bus, sid, self.spec)
+        else:
+            self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
+        if self.link_bps is None and self.ceilings.network_per_client_bps:
+            # One TCP measurement is a noisy floor of what the link carries, not its
+            # capacity: only far beyond it is a trial surely served from a cache.
+            self.link_bps = self.ceilings.network_per_client_bps * MEASURED_LINK_MARGIN
+
+    def _recommend(self, sid: int) -> None:
+        """Rank the finished session and keep the recommendation beside its trials."""
+        try:
+            rec = recommend(self.store, sid, ceilings=self.ceilings, allow_async=self.spec.async_opt_in,
+                            server_host=self.spec.server)  # fmt: skip
+            save(self.store, rec)
+        except Exception as exc:  # the trials are stored; a recommendation can be made later
+            log.exception("recommendation failed")
+            self.bus.publish(Message(Level.ERROR, "The recommendation could not be made", str(exc)))
 
     async def _prepare(self, sid: int, journal: ChangeJournal) -> tuple[ConfigApplier, list[TelemetryTarget], str]:
         spec = self.spec
@@ -283,7 +316,7 @@ class SweepEngine:
         mean = summary.get("mean")
         if not summary.get("n") or mean is None:
             return TrialState.BROKEN, "no samples after the warm-up: the trial was too short to measure", None
-        link = self.spec.link_bps
+        link = self.link_bps
         if link and mean > link * len(self.spec.clients) * BEYOND_LINK:
             return TrialState.BROKEN, (
                 f"{mean / 1e6:.1f} MB/s is beyond what the link carries ({link * len(self.spec.clients) / 1e6:.1f} MB/s): "

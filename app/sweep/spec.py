@@ -64,6 +64,7 @@ class SweepSpec:
     interval_s: float = 0.25
     mount_root: str = "/mnt/nfs-tuner"
     link_bps: float | None = None  # ceiling per client; faster trials were served by a cache
+    measure_ceilings: bool = True  # TCP per client and server disk, once per session
     python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
 
     def __post_init__(self) -> None:

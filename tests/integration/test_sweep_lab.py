@@ -61,6 +61,11 @@ def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, tmp_p
             print(f"\nrsize={t.config['rsize']}: {t.summary['mean'] / 1e6:.1f} MB/s over {t.summary['measured_s']:.1f} s")
         journal = store.journal(sid)
         assert journal and all(e.state == JournalState.REVERTED for e in journal)
+        facts = {(f.host, f.role) for f in store.host_facts(sid)}
+        assert {("lab-server", "server"), ("lab-client1", "client"),
+                ("lab-client1", "ceiling"), ("lab-server", "ceiling")} <= facts  # fmt: skip
+        recs = {r.objective: r for r in store.recommendations(sid)}
+        assert "seq_read" in recs and recs["seq_read"].config.get("rsize") in (32768, 1048576)
     assert [type(e).__name__ for e in events].count("TrialFinished") == 2
     last = [e for e in events if isinstance(e, Progress)][-1]
     assert last.done == last.total == 2
@@ -72,7 +77,7 @@ def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
             "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs",
             "--knob", "rsize=32k,64k,1M", "--workload", "seq_read", "--repetitions", "1", "--duration", "3",
-            "--file-size", "16"]  # fmt: skip
+            "--file-size", "16", "--no-ceilings"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
