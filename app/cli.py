@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.discover",
     "app.commands.knobs",
     "app.commands.journal",
+    "app.commands.report",
     "app.commands.sessions",
     "app.commands.sweep",
 )

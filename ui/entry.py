@@ -20,6 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return install_desktop_entry()
     if args.command is not None:
         return cli.run(args)
+    if args.review is not None:
+        from ui.review.launch import run_review
+
+        return run_review(args)
     from ui.main import run_gui
 
     return run_gui(args)

@@ -1,0 +1,241 @@
+"""One self-contained HTML file per session: inline CSS and SVG, no script, no external resource.
+
+Every stored text (host names, notes, facts, evidence) goes through html.escape; a
+Content-Security-Policy forbids the page from loading anything, so opening a report
+received from someone else makes no network connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from app import __version__
+from app.recommend import Ceilings
+from app.report.charts import knob_charts, over_time_charts
+from app.report.formatting import ci_text, config_text, date_text, mbps, ops_text, pct, value_text
+from app.report.session_data import SessionData, load_session_data, plan_summary, trial_mean, trial_ops, workload_kind
+from app.report.tables import workload_table
+from app.store.sample_blocks import SampleArrays
+from app.store.store import Store
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+STYLE = """
+body{font:14px/1.45 'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
+h1{font-size:22px;margin-bottom:4px}h2{border-bottom:2px solid #1f77b4;padding-bottom:3px;margin-top:32px}
+h3{margin-bottom:6px}
+table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 8px;vertical-align:top}
+th{background:#eef3f8;text-align:center}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.meta th{text-align:left;background:none;border:none;padding-right:16px}table.meta td{border:none}
+pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow-x:auto;font:12px/1.35 'DejaVu Sans Mono',monospace}
+.chosen{font-size:16px;font-weight:bold}.warn{color:#a02020}.muted{color:#666}
+.badge{display:inline-block;padding:0 6px;border-radius:3px;background:#e8e8e8;font-size:12px}
+svg.chart{display:block;margin:8px 0;font:11px 'DejaVu Sans',Arial,sans-serif}
+svg.chart text.legend{font-size:11px}
+"""
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Iterable[int] = (), cls: str = "") -> str:
+    nums = set(numeric)
+    out = [f'<table class="{_e(cls)}">' if cls else "<table>",
+           "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
+    for r in rows:
+        out.append("<tr>" + "".join(
+            f'<td class="num">{_e(v)}</td>' if i in nums else f"<td>{_e(v)}</td>" for i, v in enumerate(r)) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _meta(data: SessionData) -> str:
+    s = data.session
+    rows = [("Date", date_text(s.created)), ("State", s.state.value), ("Hosts", ", ".join(s.hosts) or "—"),
+            ("Plan", plan_summary(s.plan)), ("Trials", str(len(data.trials))),
+            ("Samples", f"{data.sample_count:,}")]
+    if s.origin:
+        rows.append(("Origin", s.origin))
+    if s.notes:
+        rows.append(("Notes", s.notes))
+    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    return f'<table class="meta">{body}</table>'
+
+
+def results_table(data: SessionData) -> str:
+    """Configuration rows × workload columns (MB/s ± CI, ops/s), like the bonnie++ tables."""
+    table = workload_table(data.trials)
+    if not table.workloads:
+        return "<p>No trial finished ok: there is nothing to tabulate.</p>"
+    head1 = "<tr><th rowspan=\"2\">Configuration</th>" + "".join(
+        f'<th colspan="2">{_e(w)}</th>' for w in table.workloads) + "</tr>"
+    head2 = "<tr>" + "<th>MB/s</th><th>ops/s</th>" * len(table.workloads) + "</tr>"
+    rows = []
+    for i, config in enumerate(table.configs):
+        cells = [f"<td>{_e(config_text(config))}</td>"]
+        for w in table.workloads:
+            c = table.cell(i, w)
+            if c is None:
+                cells.append('<td class="num">—</td><td class="num">—</td>')
+                continue
+            ci = f" ± {c.mbps_half_width:.1f}" if c.mbps_half_width is not None else ""
+            cells.append(f'<td class="num" title="{c.n} run(s)">{c.mbps:.1f}{_e(ci)}</td>'
+                         f'<td class="num">{_e(ops_text(c.ops))}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="results">{head1}{head2}{"".join(rows)}</table>' \
+           '<p class="muted">Mean over the ok runs of each configuration, ± the 95 % confidence interval.</p>'
+
+
+def _recommendations(data: SessionData) -> str:
+    if not data.objectives:
+        return "<p>No recommendation: no ok trial informs an objective.</p>"
+    out = [f'<p class="muted">{_e(n)}</p>' for n in data.notes]
+    for o in data.objectives:
+        verdict = "change to" if o.changed else "keep the current settings"
+        out.append(f'<h3>{_e(o.objective)}</h3><p class="chosen">{_e(verdict)}: {_e(config_text(o.config))}</p>')
+        if o.evidence:
+            out.append("<ul class=\"evidence\">" + "".join(f"<li>{_e(e)}</li>" for e in o.evidence) + "</ul>")
+        for w in o.warnings:
+            out.append(f'<p class="warn">⚠ {_e(w)}</p>')
+        out.append(_table(
+            ("Rank", "Configuration", "Sustainable", "Mean", "Runs", "Median CV", "Deepest dip", "Trials"),
+            [(r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width),
+              ci_text(r.mean, r.half_width), r.n,
+              pct(r.median_cv) if r.median_cv is not None else "—",
+              pct(r.deepest_dip) if r.deepest_dip is not None else "—",
+              ", ".join(f"#{t}" for t in r.trial_ids)) for r in o.ranking],
+            numeric=(0, 2, 3, 4, 5, 6), cls="ranking"))
+    if data.excluded:
+        out.append("<h3>Excluded trials</h3>" + _table(
+            ("Trial", "Configuration", "State", "Reason"),
+            [(f"#{e.get('trial_id')}", config_text(dict(e.get("config") or {})), e.get("state", ""), e.get("reason", ""))
+             for e in data.excluded]))
+    return "\n".join(out)
+
+
+def _snippets(data: SessionData) -> str:
+    out = []
+    for g in data.snippet_groups:
+        out.append(f"<h3>For {_e(', '.join(g.objectives))}: {_e(config_text(g.config))}</h3>")
+        if g.error:
+            out.append(f'<p class="warn">{_e(g.error)}</p>')
+        for s in g.snippets:
+            role = f' <span class="badge">{_e(s.host_role)}</span>' if s.host_role else ""
+            out.append(f"<h4>{_e(s.title)} → <code>{_e(s.target)}</code>{role}</h4>")
+            if s.safety:
+                out.append(f'<p class="warn">⚠ {_e(s.safety)}</p>')
+            out.append(f'<pre class="snippet">{_e(s.text)}</pre>')
+    return "\n".join(out) or "<p>No snippets: there is no recommendation.</p>"
+
+
+def _safety(data: SessionData) -> str:
+    notes = list(data.safety_notes) + [
+        "Apply changes in a maintenance window and one host at a time; keep a second SSH session open.",
+        "Every change nfs-tuner made during the sweep was journaled and put back (see the journal below); "
+        "the snippets make the recommended values permanent only where you paste them.",
+    ]
+    return "<ul class=\"safety\">" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>"
+
+
+def _facts_summary(facts: Any) -> list[tuple[str, str]]:
+    if not isinstance(facts, Mapping):
+        return []
+    os_name = facts.get("os", {}).get("pretty_name") if isinstance(facts.get("os"), Mapping) else None
+    rows = [("Hostname", facts.get("hostname")), ("OS", os_name), ("Kernel", facts.get("kernel")),
+            ("CPUs", facts.get("cpu_count")),
+            ("Memory", f"{facts['mem_total_kb'] / 1024**2:.1f} GiB" if isinstance(facts.get("mem_total_kb"), int | float) else None),
+            ("nfs-utils", facts.get("nfs_utils_version"))]
+    nics = [n for n in facts.get("nics") or [] if isinstance(n, Mapping) and n.get("name") != "lo"]
+    if nics:
+        rows.append(("NICs", "; ".join(f"{n.get('name')} mtu {n.get('mtu')} {value_text(n.get('addresses'))}" for n in nics)))
+    exports = [e for e in facts.get("exports") or [] if isinstance(e, Mapping)]
+    if exports:
+        rows.append(("Exports", "; ".join(f"{e.get('path')} {e.get('client')}({value_text(e.get('options'))})"
+                                          for e in exports)))
+    md = [m for m in facts.get("md_arrays") or [] if isinstance(m, Mapping)]
+    if md:
+        rows.append(("md arrays", "; ".join(f"{m.get('name')} {m.get('level')} stripe_cache_size "
+                                            f"{m.get('stripe_cache_size')}" for m in md)))
+    mounts = [m for m in facts.get("nfs_mounts") or [] if isinstance(m, Mapping)]
+    if mounts:
+        rows.append(("NFS mounts", "; ".join(f"{m.get('export')} on {m.get('mount_point')}" for m in mounts)))
+    return [(k, str(v)) for k, v in rows if v not in (None, "")]
+
+
+def _host_facts(data: SessionData) -> str:
+    if not data.host_facts:
+        return "<p>No host facts were stored with this session.</p>"
+    out = []
+    for r in data.host_facts:
+        out.append(f"<h3>{_e(r.host)} <span class=\"badge\">{_e(r.role)}</span> "
+                   f"<span class=\"muted\">as seen {_e(date_text(r.taken_at))}</span></h3>")
+        rows = _facts_summary(r.facts)
+        if rows:
+            out.append('<table class="meta">' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+                       + "</table>")
+        out.append(f"<details><summary>All facts</summary><pre>{_e(json.dumps(r.facts, indent=2, sort_keys=True))}"
+                   "</pre></details>")
+    return "\n".join(out)
+
+
+def _journal(data: SessionData) -> str:
+    if not data.journal:
+        return "<p>No host change was recorded.</p>"
+    return _table(("When", "Host", "Knob", "Target", "Old", "New", "State", "Detail"),
+                  [(date_text(j.created_at), j.host, j.knob, j.target, value_text(j.old_value),
+                    value_text(j.new_value), j.state.value, j.detail) for j in data.journal], cls="journal")
+
+
+def _trials(data: SessionData) -> str:
+    return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", "Reason"),
+                  [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config), t.state.value,
+                    mbps(m) if (m := trial_mean(t)) is not None else "—", ops_text(trial_ops(t)), t.reason)
+                   for t in data.trials], numeric=(2, 5, 6), cls="trials")
+
+
+def render_html(data: SessionData, samples: SampleArrays) -> str:
+    s = data.session
+    title = f"nfs-tuner session {s.id} — {date_text(s.created)} — {', '.join(s.hosts) or 'no hosts'}"
+    charts = over_time_charts(data.trials, samples) + knob_charts(data.trials, data.knobs)
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
+        f"<meta name=\"generator\" content=\"nfs-tuner {_e(__version__)}\">",
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>", _meta(data),
+        '<h2 id="results">Results</h2>', results_table(data),
+        '<h2 id="recommendation">Recommendation</h2>', _recommendations(data),
+        '<h2 id="plots">Plots</h2>', "\n".join(charts) or "<p>No samples were stored.</p>",
+        '<h2 id="snippets">Configuration snippets</h2>', _snippets(data),
+        '<h2 id="safety">Safety notes</h2>', _safety(data),
+        '<h2 id="facts">Host facts (as they were)</h2>', _host_facts(data),
+        '<h2 id="journal">Journal of host changes</h2>', _journal(data),
+        '<h2 id="trials">Every trial</h2>', _trials(data),
+        f'<p class="muted">Written by nfs-tuner {_e(__version__)}.</p>', "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def write_report(store: Store, session_id: int, dest: str | Path, *, ceilings: Ceilings = Ceilings(),
+                 data: SessionData | None = None) -> Path:
+    """Render a session's report to ``dest`` (written to a temporary file, then moved in place)."""
+    dest = Path(dest)
+    data = data or load_session_data(store, session_id, ceilings=ceilings)
+    text = render_html(data, store.load_session_samples(session_id))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dest

@@ -1,0 +1,246 @@
+"""Everything one stored session holds, gathered once for the report and the review window.
+
+The recommendation is the stored one when the sweep saved it, else computed now from
+the trials' summaries (and marked so). Both arrive here in the recommendation's JSON
+form, read through ``ObjectiveView`` so one code path serves old and new sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.recommend import Ceilings, recommend
+from app.recommend.objectives import OBJECTIVES, objective_of
+from app.snippets import context_for_session, render_all
+from app.snippets.model import Snippet
+from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
+from app.store.states import TrialState
+from app.store.store import Store
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def trial_figures(trial: TrialRecord) -> Mapping[str, Any]:
+    """A summary's figures: flat, or under "throughput" (older summaries)."""
+    s = trial.summary if isinstance(trial.summary, Mapping) else {}
+    fig = s.get("throughput")
+    return fig if isinstance(fig, Mapping) else s
+
+
+def trial_mean(trial: TrialRecord) -> float | None:
+    """The trial's mean throughput (bytes/s) from its summary; None when none was kept."""
+    return _num(trial_figures(trial).get("mean"))
+
+
+def trial_ops(trial: TrialRecord) -> float | None:
+    s = trial.summary if isinstance(trial.summary, Mapping) else {}
+    return _num(s.get("ops_per_s", trial_figures(trial).get("ops_per_s")))
+
+
+def workload_kind(workload: Any) -> str:
+    if isinstance(workload, Mapping):
+        return str(workload.get("kind") or workload.get("name") or "?")
+    return str(workload)
+
+
+def plan_summary(plan: Any) -> str:
+    """'rsize ×3, nfsd_threads ×2 · seq_read, seq_write · grid' (or '—')."""
+    if not isinstance(plan, Mapping):
+        return "—"
+    knobs = plan.get("knobs") if isinstance(plan.get("knobs"), Mapping) else {}
+    parts = [", ".join(f"{k} ×{len(v) if isinstance(v, list) else 1}" for k, v in knobs.items())]
+    workloads = plan.get("workloads")
+    if isinstance(workloads, list) and workloads:
+        parts.append(", ".join(str(w) for w in workloads))
+    if plan.get("strategy"):
+        parts.append(str(plan["strategy"]))
+    return " · ".join(p for p in parts if p) or "—"
+
+
+@dataclass(frozen=True, slots=True)
+class RankedConfig:
+    rank: int
+    config: dict[str, Any]
+    trial_ids: tuple[int, ...]
+    n: int
+    mean: float
+    half_width: float | None  # None: one run, no interval
+    sustainable: float
+    sustainable_half_width: float | None
+    median_cv: float | None
+    deepest_dip: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectiveView:
+    """One objective's recommendation, read from its JSON form."""
+
+    objective: str
+    config: dict[str, Any]
+    changed: bool
+    evidence: tuple[str, ...]
+    warnings: tuple[str, ...]
+    ranking: tuple[RankedConfig, ...]
+    gain_rel: float | None
+    gain_beyond_noise: bool | None
+    stored: bool  # False: computed now from the trials, not what the sweep saved
+
+    @classmethod
+    def from_json(cls, objective: str, data: Mapping[str, Any], *, stored: bool) -> ObjectiveView:
+        ranking = []
+        for i, r in enumerate(data.get("ranking") or []):
+            if not isinstance(r, Mapping):
+                continue
+            tp = r.get("throughput") if isinstance(r.get("throughput"), Mapping) else {}
+            su = r.get("sustainable") if isinstance(r.get("sustainable"), Mapping) else tp
+            stab = r.get("stability") if isinstance(r.get("stability"), Mapping) else {}
+            ranking.append(RankedConfig(
+                rank=int(r.get("rank") or i + 1), config=dict(r.get("config") or {}),
+                trial_ids=tuple(int(t) for t in r.get("trial_ids") or ()), n=int(tp.get("n") or 0),
+                mean=_num(tp.get("mean")) or 0.0, half_width=_num(tp.get("half_width")),
+                sustainable=_num(su.get("mean")) or 0.0, sustainable_half_width=_num(su.get("half_width")),
+                median_cv=_num(stab.get("median_cv")), deepest_dip=_num(stab.get("deepest_dip")),
+            ))
+        gain = data.get("gain") if isinstance(data.get("gain"), Mapping) else None
+        return cls(
+            objective=objective, config=dict(data.get("config") or {}), changed=bool(data.get("changed", True)),
+            evidence=tuple(str(e) for e in data.get("evidence") or ()),
+            warnings=tuple(str(w) for w in data.get("warnings") or ()),
+            ranking=tuple(ranking),
+            gain_rel=_num(gain.get("rel")) if gain else None,
+            gain_beyond_noise=bool(gain.get("beyond_noise")) if gain else None,
+            stored=stored,
+        )
+
+    @property
+    def best(self) -> RankedConfig | None:
+        return self.ranking[0] if self.ranking else None
+
+
+@dataclass(frozen=True, slots=True)
+class SnippetGroup:
+    """The snippets for one recommended configuration, and the objectives it serves."""
+
+    objectives: tuple[str, ...]
+    config: dict[str, Any]
+    snippets: tuple[Snippet, ...]
+    error: str = ""  # why they could not be rendered (a stored value no config file takes)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionData:
+    session: SessionRecord
+    trials: tuple[TrialRecord, ...]
+    objectives: tuple[ObjectiveView, ...]
+    excluded: tuple[Mapping[str, Any], ...]  # {"trial_id", "config", "state", "reason"}
+    snippet_groups: tuple[SnippetGroup, ...]
+    host_facts: tuple[HostFactsRecord, ...]
+    journal: tuple[JournalEntry, ...]
+    sample_count: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def objective(self, name: str) -> ObjectiveView | None:
+        return next((o for o in self.objectives if o.objective == name), None)
+
+    @property
+    def knobs(self) -> tuple[str, ...]:
+        """Every knob the trials set, in first-seen order."""
+        return tuple(dict.fromkeys(k for t in self.trials for k in t.config))
+
+    @property
+    def safety_notes(self) -> tuple[str, ...]:
+        notes = [w for o in self.objectives for w in o.warnings]
+        notes += [f"{s.title}: {s.safety}" for g in self.snippet_groups for s in g.snippets if s.safety]
+        return tuple(dict.fromkeys(notes))
+
+
+def objective_views(
+    store: Store, session_id: int, *, ceilings: Ceilings = Ceilings(), telemetry: bool = True
+) -> tuple[tuple[ObjectiveView, ...], tuple[Mapping[str, Any], ...]]:
+    """Stored recommendations (latest per objective), else computed from the trials now."""
+    stored = store.recommendations(session_id)
+    if stored:
+        latest = {r.objective: r for r in stored}
+        views = tuple(
+            ObjectiveView.from_json(o, r.evidence if isinstance(r.evidence, Mapping) else {"config": r.config},
+                                    stored=True)
+            for o in sorted(latest, key=lambda x: OBJECTIVES.index(x) if x in OBJECTIVES else len(OBJECTIVES))
+            for r in [latest[o]]
+        )
+        ev = latest[next(iter(latest))].evidence
+        excluded = tuple(e for e in (ev.get("excluded") or []) if isinstance(e, Mapping)) \
+            if isinstance(ev, Mapping) else ()
+        return views, excluded
+    rec = recommend(store, session_id, ceilings=ceilings, telemetry=telemetry)
+    data = rec.to_json()
+    views = tuple(ObjectiveView.from_json(o["objective"], o, stored=False) for o in data["objectives"])
+    return views, tuple(data["excluded"])
+
+
+def _key_workload(trials: Sequence[TrialRecord], objective: str, config: Mapping[str, Any]) -> dict[str, Any] | None:
+    for t in trials:
+        if objective_of(t.workload) == objective and isinstance(t.workload, dict) and "kind" in t.workload:
+            if all(str(t.config.get(k)) == str(v) for k, v in config.items()):
+                return t.workload
+    return None
+
+
+def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
+                   objectives: Sequence[ObjectiveView]) -> tuple[SnippetGroup, ...]:
+    """One group per distinct recommended configuration (objectives sharing one share its snippets)."""
+    by_config: dict[str, list[ObjectiveView]] = {}
+    for o in objectives:
+        by_config.setdefault(repr(sorted(o.config.items(), key=lambda kv: kv[0])), []).append(o)
+    groups = []
+    for views in by_config.values():
+        first = views[0]
+        ctx = context_for_session(store, session_id, first.objective, _key_workload(trials, first.objective, first.config))
+        try:
+            snippets = tuple(render_all(first.config, ctx))
+            error = ""
+        except ValueError as e:  # a stored value that cannot go into a config file
+            snippets, error = (), f"cannot render snippets: {e}"
+        groups.append(SnippetGroup(tuple(v.objective for v in views), dict(first.config), snippets, error))
+    return tuple(groups)
+
+
+def load_session_data(store: Store, session_id: int, *, ceilings: Ceilings = Ceilings()) -> SessionData:
+    """Everything but the samples (those load separately: they can be a million rows)."""
+    session = store.get_session(session_id)
+    trials = tuple(store.trials(session_id))
+    views, excluded = objective_views(store, session_id, ceilings=ceilings)
+    notes = () if all(v.stored for v in views) else (
+        "No recommendation was stored with this session: it was computed now from the trials' summaries.",)
+    return SessionData(
+        session=session, trials=trials, objectives=views, excluded=excluded,
+        snippet_groups=snippet_groups(store, session_id, trials, views),
+        host_facts=tuple(store.host_facts(session_id)), journal=tuple(store.journal(session_id)),
+        sample_count=store.sample_count(session_id), notes=notes,
+    )
+
+
+def best_per_objective(store: Store, session_id: int) -> dict[str, float]:
+    """Best mean per objective for a listing: stored figures, else summaries only (no telemetry)."""
+    views, _ = objective_views(store, session_id, telemetry=False)
+    return {v.objective: v.best.mean for v in views if v.best is not None}
+
+
+def ok_means(trials: Sequence[TrialRecord], objective: str, config_key: str) -> list[float]:
+    """Per-repetition means of the ok trials of one objective and configuration."""
+    out = []
+    for t in trials:
+        if t.state != TrialState.OK or objective_of(t.workload) != objective or key_of(t.config) != config_key:
+            continue
+        m = trial_mean(t)
+        if m is not None:
+            out.append(m)
+    return out
+
+
+def key_of(config: Mapping[str, Any]) -> str:
+    """A stable text key for a configuration; values compared as text ("8" == 8)."""
+    return ",".join(f"{k}={config[k]}" for k in sorted(config))

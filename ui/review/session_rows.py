@@ -1,0 +1,40 @@
+"""The session list: one row per session, filtered by text, host and date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.recommend.evidence import mbps
+from app.report import best_per_objective, plan_summary
+from app.report.formatting import date_text
+from app.store.records import SessionRecord
+from app.store.store import Store
+
+COLUMNS = ("#", "Date", "Hosts", "Plan", "State", "Best result per objective")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    id: int
+    created: float
+    date: str
+    hosts: tuple[str, ...]
+    plan: str
+    state: str
+    best: str
+    origin: str | None
+    notes: str
+
+    @classmethod
+    def of(cls, store: Store, s: SessionRecord) -> SessionRow:
+        best = best_per_objective(store, s.id)
+        state = s.state.value + (" (imported)" if s.origin else "")
+        return cls(s.id, s.created, date_text(s.created), s.hosts, plan_summary(s.plan), state,
+                   ", ".join(f"{o} {mbps(v)}" for o, v in best.items()) or "no results", s.origin, s.notes)
+
+    def cells(self) -> tuple[str, ...]:
+        return (str(self.id), self.date, ", ".join(self.hosts) or "—", self.plan, self.state, self.best)
+
+    def matches(self, text: str) -> bool:
+        needle = text.strip().lower()
+        return not needle or any(needle in c.lower() for c in (*self.cells(), self.origin or "", self.notes))

@@ -1,0 +1,363 @@
+"""The session browser: every stored session, filters, opened sessions and comparisons, export and import.
+
+Nothing here connects to a host: it reads the store only. File problems (damaged,
+too new, not an nfs-tuner file) are shown as the store words them, and the file is
+left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QDate, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.report import write_report
+from app.store.errors import StoreError
+from app.store.store import Store
+from ui.review.compare_view import CompareView
+from ui.review.dialogs import Dialogs
+from ui.review.session_rows import COLUMNS, SessionRow
+from ui.review.session_view import SessionView
+from ui.review.tables import fill_table, make_table
+
+ALL_HOSTS = "All hosts"
+SESSION_FILTER = "nfs-tuner session files (*.db *.sqlite *.nfs-tuner);;All files (*)"
+
+
+def _day_start(d: QDate) -> float:
+    return time.mktime(dt.date(d.year(), d.month(), d.day()).timetuple())
+
+
+class ReviewWindow(QMainWindow):
+    def __init__(self, store: Store | None, *, source: str, dialogs: Dialogs | None = None,
+                 problem: str = "", private_dir: tempfile.TemporaryDirectory[str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.source = source
+        self.dialogs = dialogs or Dialogs(self)
+        self._private_dir = private_dir  # a private copy of a reviewed file, removed on close
+        self._rows: dict[int, SessionRow] = {}
+        self.visible_rows: list[SessionRow] = []
+        self.setWindowTitle(f"nfs-tuner — sessions — {source}")
+        self.resize(1280, 800)
+
+        self.banner = QLabel(self)
+        self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.banner.setStyleSheet("color: #b02020; font-weight: bold;")
+        self.banner.setVisible(False)
+
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search hosts, plan, state, notes…")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.refresh)
+        self.host_box = QComboBox(self)
+        self.host_box.setAccessibleName("Host filter")
+        self.host_box.currentIndexChanged.connect(self.refresh)
+        self.since_on = QCheckBox("&From", self)
+        self.until_on = QCheckBox("&To", self)
+        today = QDate.currentDate()
+        self.since_date = QDateEdit(today.addMonths(-1), self)
+        self.until_date = QDateEdit(today, self)
+        for box, edit in ((self.since_on, self.since_date), (self.until_on, self.until_date)):
+            edit.setCalendarPopup(True)
+            edit.setDisplayFormat("yyyy-MM-dd")
+            edit.setEnabled(False)
+            box.toggled.connect(edit.setEnabled)
+            box.toggled.connect(self.refresh)
+            edit.dateChanged.connect(self.refresh)
+
+        self.table = make_table(COLUMNS, self, name="sessions")
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.doubleClicked.connect(lambda _i: self.open_selected())
+        self.open_button = QPushButton("&Open", self)
+        self.open_button.clicked.connect(self.open_selected)
+        self.compare_button = QPushButton("&Compare two", self)
+        self.compare_button.setToolTip("Select two sessions (Ctrl+click), then compare them side by side.")
+        self.compare_button.clicked.connect(self.compare_selected)
+
+        filters = QHBoxLayout()
+        filters.addWidget(self.host_box, 1)
+        for w in (self.since_on, self.since_date, self.until_on, self.until_date):
+            filters.addWidget(w)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.compare_button)
+        left = QWidget(self)
+        ll = QVBoxLayout(left)
+        ll.addWidget(self.search)
+        ll.addLayout(filters)
+        ll.addWidget(self.table, 1)
+        ll.addLayout(buttons)
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setTabsClosable(True)
+        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.tabs.setDocumentMode(True)
+        split = QSplitter(self)
+        split.addWidget(left)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(1, 2)
+        split.setSizes([460, 820])
+        central = QWidget(self)
+        cl = QVBoxLayout(central)
+        cl.addWidget(self.banner)
+        cl.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self._actions()
+        if problem:
+            self.show_problem(problem, dialog=False)
+        self.reload()
+
+    # -- actions ----------------------------------------------------------------
+
+    def _action(self, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+        action = QAction(text, self)
+        action.triggered.connect(lambda _checked=False: slot())  # type: ignore[operator]
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        return action
+
+    def _actions(self) -> None:
+        self.act_import = self._action("&Import session file…", self.import_file, QKeySequence.StandardKey.Open)
+        self.act_html = self._action("Export &HTML report…", self.export_html)
+        self.act_csv = self._action("Export &CSV (trials and samples)…", self.export_csv)
+        self.act_file = self._action("Export session &file…", self.export_session_file)
+        self.act_refresh = self._action("&Refresh", self.reload, QKeySequence.StandardKey.Refresh)
+        self.act_close = self._action("&Close", self.close, QKeySequence.StandardKey.Close)
+        menu = self.menuBar().addMenu("&Session")
+        for a in (self.act_import, None, self.act_html, self.act_csv, self.act_file, None, self.act_refresh,
+                  self.act_close):
+            menu.addSeparator() if a is None else menu.addAction(a)
+        bar = self.addToolBar("Session")
+        bar.setObjectName("review-toolbar")
+        for a in (self.act_import, self.act_html, self.act_csv, self.act_file):
+            bar.addAction(a)
+        enabled = self.store is not None
+        for a in (self.act_import, self.act_html, self.act_csv, self.act_file, self.act_refresh):
+            a.setEnabled(enabled)
+
+    # -- the list ---------------------------------------------------------------
+
+    def show_problem(self, text: str, *, dialog: bool = True, title: str = "nfs-tuner") -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))
+        if text and dialog:
+            self.dialogs.error(title, text)
+
+    def reload(self) -> None:
+        """Re-read the sessions (after an import, or another process finished one)."""
+        self._rows.clear()
+        hosts: set[str] = set()
+        if self.store is not None:
+            try:
+                for s in self.store.list_sessions():
+                    hosts.update(s.hosts)
+            except StoreError as e:
+                self.show_problem(str(e))
+        current = self.host_box.currentText()
+        self.host_box.blockSignals(True)
+        self.host_box.clear()
+        self.host_box.addItems([ALL_HOSTS, *sorted(hosts)])
+        self.host_box.setCurrentText(current if current in hosts else ALL_HOSTS)
+        self.host_box.blockSignals(False)
+        self.refresh()
+
+    def filters(self) -> tuple[str | None, float | None, float | None]:
+        host = self.host_box.currentText()
+        since = _day_start(self.since_date.date()) if self.since_on.isChecked() else None
+        until = _day_start(self.until_date.date().addDays(1)) if self.until_on.isChecked() else None
+        return (None if host in ("", ALL_HOSTS) else host), since, until
+
+    def refresh(self) -> None:
+        """Apply the filters: host and dates through the store, the search text over the rows."""
+        if self.store is None:
+            self.visible_rows = []
+            fill_table(self.table, [])
+            return
+        host, since, until = self.filters()
+        rows = []
+        try:
+            for s in self.store.list_sessions(host=host, since=since, until=until):
+                if s.id not in self._rows:
+                    self._rows[s.id] = SessionRow.of(self.store, s)
+                rows.append(self._rows[s.id])
+        except StoreError as e:
+            self.show_problem(str(e))
+        self.visible_rows = [r for r in rows if r.matches(self.search.text())]
+        fill_table(self.table, [r.cells() for r in self.visible_rows], numeric=(0,))
+        self.statusBar().showMessage(f"{len(self.visible_rows)} of {len(self._rows) or len(rows)} session(s) shown"
+                                     f" · {self.source}")
+
+    def select_sessions(self, *ids: int) -> None:
+        self.table.clearSelection()
+        mode = self.table.selectionMode()
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for i, r in enumerate(self.visible_rows):
+            if r.id in ids:
+                self.table.selectRow(i)
+        self.table.setSelectionMode(mode)
+
+    def selected_ids(self) -> list[int]:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        return [self.visible_rows[r].id for r in rows if r < len(self.visible_rows)]
+
+    # -- opening and comparing ----------------------------------------------------
+
+    def open_selected(self) -> None:
+        for sid in self.selected_ids()[:4]:
+            self.open_session(sid)
+
+    def open_session(self, session_id: int) -> SessionView | None:
+        if self.store is None:
+            return None
+        for i in range(self.tabs.count()):
+            w = self.tabs.widget(i)
+            if isinstance(w, SessionView) and w.session_id == session_id:
+                self.tabs.setCurrentIndex(i)
+                return w
+        try:
+            view = SessionView(self.store, session_id, self.dialogs, self.tabs)
+        except StoreError as e:
+            self.show_problem(str(e))
+            return None
+        self.tabs.setCurrentIndex(self.tabs.addTab(view, f"Session {session_id}"))
+        return view
+
+    def compare_selected(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) != 2:
+            self.dialogs.info("Compare sessions", "Select exactly two sessions (Ctrl+click) to compare them.")
+            return
+        a, b = sorted(ids, key=lambda i: self._rows[i].created if i in self._rows else i)
+        self.compare(a, b)
+
+    def compare(self, session_a: int, session_b: int) -> CompareView | None:
+        if self.store is None:
+            return None
+        try:
+            view = CompareView(self.store, session_a, session_b, self.tabs)
+        except StoreError as e:
+            self.show_problem(str(e))
+            return None
+        self.tabs.setCurrentIndex(self.tabs.addTab(view, f"{session_a} ↔ {session_b}"))
+        return view
+
+    def _close_tab(self, index: int) -> None:
+        w = self.tabs.widget(index)
+        self.tabs.removeTab(index)
+        if w is not None:
+            w.deleteLater()
+
+    def current_session_id(self) -> int | None:
+        w = self.tabs.currentWidget()
+        if isinstance(w, SessionView):
+            return w.session_id
+        ids = self.selected_ids()
+        return ids[0] if ids else None
+
+    # -- export and import --------------------------------------------------------
+
+    def _target(self, session_id: int | None) -> int | None:
+        sid = session_id if session_id is not None else self.current_session_id()
+        if sid is None:
+            self.dialogs.info("Export", "Open or select a session first.")
+        return sid
+
+    def export_html(self, session_id: int | None = None, dest: Path | None = None) -> Path | None:
+        sid = self._target(session_id)
+        if sid is None or self.store is None:
+            return None
+        dest = dest or self.dialogs.save_path("Export HTML report", f"nfs-tuner-session-{sid}.html",
+                                              "HTML report (*.html)")
+        if dest is None:
+            return None
+        try:
+            view = next((w for i in range(self.tabs.count())
+                         if isinstance(w := self.tabs.widget(i), SessionView) and w.session_id == sid), None)
+            path = write_report(self.store, sid, dest, data=view.data if view is not None else None)
+        except (StoreError, OSError) as e:
+            self.show_problem(f"The report was not written: {e}")
+            return None
+        self.statusBar().showMessage(f"Report written to {path}")
+        return path
+
+    def export_csv(self, session_id: int | None = None, folder: Path | None = None) -> tuple[Path, Path] | None:
+        sid = self._target(session_id)
+        if sid is None or self.store is None:
+            return None
+        folder = folder or self.dialogs.choose_dir("Folder for the CSV files")
+        if folder is None:
+            return None
+        try:
+            paths = self.store.export_csv(sid, folder)
+        except (StoreError, OSError) as e:
+            self.show_problem(f"The CSV files were not written: {e}")
+            return None
+        self.statusBar().showMessage(f"CSV written: {paths[0]}, {paths[1]}")
+        return paths
+
+    def export_session_file(self, session_id: int | None = None, dest: Path | None = None) -> Path | None:
+        sid = self._target(session_id)
+        if sid is None or self.store is None:
+            return None
+        dest = dest or self.dialogs.save_path("Export session file", f"nfs-tuner-session-{sid}.db", SESSION_FILTER)
+        if dest is None:
+            return None
+        try:
+            path = self.store.export_session(sid, dest)
+        except (StoreError, OSError) as e:  # an existing file is refused by the store, never replaced
+            self.show_problem(f"The session file was not written: {e}")
+            return None
+        self.statusBar().showMessage(f"Session {sid} written to {path}")
+        return path
+
+    def import_file(self, src: Path | None = None) -> list[int]:
+        """Copy a received session file's sessions into this store, list them and open the first."""
+        if self.store is None:
+            return []
+        src = src or self.dialogs.open_path("Import a session file", SESSION_FILTER)
+        if src is None:
+            return []
+        try:
+            ids = self.store.import_sessions(src)
+        except StoreError as e:  # damaged, too new, foreign: the file is untouched
+            self.show_problem(str(e), title="The session file cannot be imported")
+            return []
+        self.show_problem("", dialog=False)
+        self.reload()
+        if ids:
+            self.select_sessions(*ids)
+            self.open_session(ids[0])
+        self.statusBar().showMessage(f"Imported {len(ids)} session(s) from {src}")
+        return ids
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self._private_dir is not None:
+            self._private_dir.cleanup()
+            self._private_dir = None
+        super().closeEvent(event)
