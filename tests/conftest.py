@@ -60,3 +60,9 @@ def lab() -> Iterator[LabHandle]:
     finally:
         if started_here:
             the_lab.down()
+
+
+@pytest.fixture(scope="session")
+def lab_sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where the lab sweep tests leave their session databases for the review tests."""
+    return tmp_path_factory.mktemp("lab-sessions")

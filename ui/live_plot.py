@@ -80,6 +80,7 @@ def _new_plot(title: str) -> pg.PlotWidget:
 
 def add_legend(item: pg.PlotItem, columns: int = 1) -> pg.LegendItem:
     legend = item.addLegend(offset=(6, 6), colCount=columns)
+    legend.setLabelTextColor(theme.palette().color(QPalette.ColorRole.Text))
     legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)  # it sits over moving curves
     return legend
 
@@ -136,6 +137,7 @@ class ThroughputPlot(QWidget):
         self.band_data: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
         self.stability = QLabel("waiting for samples…", self)
         self.stability.setObjectName("stabilityLabel")
+        theme.emphasize(self.stability)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
@@ -161,7 +163,7 @@ class ThroughputPlot(QWidget):
         self.band.setPen(QPen(Qt.PenStyle.NoPen))
         for i, curve in enumerate(self.client_curves.values()):
             curve.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
-        theme.style_plot(self.plot)
+        theme.style_plot(self.plot, pal)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
@@ -282,7 +284,7 @@ class ServerPlot(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
-            theme.style_plot(self.plot)
+            theme.style_plot(self.plot, self.palette())
         super().changeEvent(event)
 
     @Slot()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 # Drawing speed first: no antialiasing, no OpenGL dependency.
 pg.setConfigOptions(antialias=False, useOpenGL=False, foreground="k", background="w")
@@ -26,9 +26,12 @@ def is_dark() -> bool:
     return palette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
-def style_plot(widget: pg.PlotWidget) -> None:
-    """Plot background and axes follow the window's palette."""
-    pal = widget.palette()
+def style_plot(widget: pg.PlotWidget, pal: QPalette | None = None) -> None:
+    """Plot background and axes follow the window's palette.
+
+    Pass the palette of the widget that got the PaletteChange: its children get
+    theirs only after it, so ``widget.palette()`` can still be the old one."""
+    pal = pal or widget.palette()
     widget.setBackground(pal.color(QPalette.ColorRole.Base))
     text = pal.color(QPalette.ColorRole.Text)
     item = widget.getPlotItem()
@@ -36,7 +39,11 @@ def style_plot(widget: pg.PlotWidget) -> None:
         axis = item.getAxis(name)
         axis.setPen(pg.mkPen(text))
         axis.setTextPen(pg.mkPen(text))
-    item.titleLabel.setAttr("color", text.name())
+    item.titleLabel.setText(item.titleLabel.text, color=text.name())
+    if item.legend is not None:
+        item.legend.setLabelTextColor(text)
+        for _sample, label in item.legend.items:  # setLabelTextColor does not re-render them
+            label.setText(label.text)
 
 
 def client_colour(index: int, count: int) -> QColor:
@@ -51,9 +58,15 @@ def mix(a: QColor, b: QColor, f: float) -> QColor:
 
 
 def apply_app_style(app: QApplication) -> None:
-    """Fusion follows the palette (including the colour scheme hint) on every desktop."""
-    from importlib.resources import files
+    """Fusion draws from the palette on every desktop, so light and dark both work.
 
+    No application style sheet: with one set, Qt stops passing palette changes on to
+    many widgets, and a switch to dark mode at run time would leave white tables."""
     app.setStyle("Fusion")
-    app.setStyleSheet(files("resources").joinpath("style.qss").read_text(encoding="utf-8"))
 
+
+def emphasize(widget: QWidget) -> None:
+    """Bold text without a style sheet (see apply_app_style)."""
+    font = widget.font()
+    font.setBold(True)
+    widget.setFont(font)

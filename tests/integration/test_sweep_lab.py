@@ -31,24 +31,33 @@ def _spec() -> SweepSpec:
     return SweepSpec("lab-server", ("lab-client1",), "/srv/nfs", plan, file_size=16 * MIB)
 
 
-def _no_test_mounts(lab: LabHandle) -> bool:
-    return "nfs-tuner-" not in lab.run("lab-client1", "findmnt -rn -o TARGET").stdout
+def _no_test_mounts(lab: LabHandle, store: Store, sid: int) -> bool:
+    """None of this session's test mounts is still there (other sweeps may share the lab)."""
+    mounted = lab.run("lab-client1", "findmnt -rn -o TARGET").stdout.split()
+    ours = {e.target for e in store.journal(sid) if e.knob == "test_mount"}
+    return bool(ours) and not ours & set(mounted)
 
 
-def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, tmp_path: Path) -> None:
+def run_tiny_sweep(lab: LabHandle, db: Path, bus: EventBus | None = None) -> int:
+    """rsize 32k vs 1M, seq_read, one short trial each; returns the session id."""
+    settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=db.with_name("kh"))
+
+    async def scenario() -> int:
+        with Store(db) as store:
+            async with HostPool(settings) as pool:
+                return await SweepEngine(store, pool, bus or EventBus(), _spec(), deadman_timeout=30).run()
+
+    return asyncio.run(scenario())
+
+
+def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, lab_sessions: Path) -> None:
     bus = EventBus()
     events: list[object] = []
     bus.subscribe(events.append, TrialFinished)
     bus.subscribe(events.append, Progress)
-    settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
-
-    async def scenario() -> int:
-        with Store(tmp_path / "s.db") as store:
-            async with HostPool(settings) as pool:
-                return await SweepEngine(store, pool, bus, _spec(), deadman_timeout=30).run()
-
-    sid = asyncio.run(scenario())
-    with Store(tmp_path / "s.db", readonly=True) as store:
+    db = lab_sessions / "tiny.db"  # left for the review tests
+    sid = run_tiny_sweep(lab, db, bus)
+    with Store(db, readonly=True) as store:
         assert store.get_session(sid).state == SessionState.COMPLETE
         trials = store.trials(sid)
         assert sorted(t.config["rsize"] for t in trials) == [32768, 1048576]
@@ -69,11 +78,12 @@ def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, tmp_p
     assert [type(e).__name__ for e in events].count("TrialFinished") == 2
     last = [e for e in events if isinstance(e, Progress)][-1]
     assert last.done == last.total == 2
-    assert _no_test_mounts(lab)
+    with Store(db, readonly=True) as store:
+        assert _no_test_mounts(lab, store, sid)
 
 
-def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
+def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_path: Path, lab_sessions: Path) -> None:
+    db = lab_sessions / "killed-and-resumed.db"  # left for the review tests
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
             "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs",
             "--knob", "rsize=32k,64k,1M", "--workload", "seq_read", "--repetitions", "1", "--duration", "3",

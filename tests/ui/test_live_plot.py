@@ -107,3 +107,25 @@ def test_a_hidden_plot_draws_nothing_until_shown(qtbot) -> None:  # type: ignore
     plots.refresh()
     assert len(plots.trial.client_curves) == 2
     bridge.close()
+
+
+def test_plots_follow_a_switch_to_a_dark_palette(qtbot, qapp) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QColor, QPalette
+
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    plots.show()
+    light = qapp.palette()
+    dark = QPalette(light)
+    dark.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6"))
+    try:
+        qapp.setPalette(dark)
+        qtbot.waitUntil(lambda: plots.trial.plot.backgroundBrush().color().name() == "#1e1e1e")
+        assert plots.server.plot.backgroundBrush().color().name() == "#1e1e1e"
+        assert plots.trial.sum_curve.opts["pen"].color().name() == "#e6e6e6"
+    finally:
+        qapp.setPalette(light)
+    bridge.close()

@@ -1,8 +1,7 @@
 """The session browser on real stores: list and filter, open, compare, export, import, bad files.
 
-Sessions are fabricated through the Store API (tests/fabricate_session.py). Set
-NFS_TUNER_REVIEW_DB to a session database made by the lab sweep tests to also open,
-compare and export those (test_lab_sessions_open_and_export).
+Sessions are fabricated through the Store API (tests/fabricate_session.py);
+tests/ui/test_review_lab.py does the same with sessions the lab sweeps made.
 """
 
 from __future__ import annotations
@@ -292,20 +291,3 @@ def test_entry_opens_the_browser_for_review(monkeypatch) -> None:  # type: ignor
     monkeypatch.setattr(ui.review.launch, "run_review", lambda args: seen.append(args.review) or 0)
     assert ui.entry.main(["--review"]) == 0 and ui.entry.main(["--review", "x.db"]) == 0
     assert seen == ["", "x.db"]
-
-
-@pytest.mark.skipif(not os.environ.get("NFS_TUNER_REVIEW_DB"), reason="set NFS_TUNER_REVIEW_DB to a lab sweep's database")
-def test_lab_sessions_open_and_export(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    src = Path(os.environ["NFS_TUNER_REVIEW_DB"])
-    w = open_review_window(str(src), tmp_path / "unused.db", dialogs=ScriptedDialogs())  # type: ignore[arg-type]
-    qtbot.addWidget(w)
-    assert w.visible_rows, "the lab database holds no session"
-    for row in w.visible_rows:
-        view = w.open_session(row.id)
-        assert view is not None and view.data.trials
-        view.samples.load()
-        html = w.export_html(row.id, tmp_path / f"{row.id}.html").read_text(encoding="utf-8")
-        assert '<table class="results">' in html and "https://" not in html
-    if len(w.visible_rows) >= 2:
-        assert w.compare(w.visible_rows[1].id, w.visible_rows[0].id) is not None
-    w.close()

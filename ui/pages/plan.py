@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from ui.core_api import KnobSpec, Plan, SafetyClass, Strategy
 from ui.pages.base import Page, duration
-from ui.theme import SAFETY_COLOURS
+from ui.theme import SAFETY_COLOURS, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
 ASYNC_WARNING = (
@@ -102,7 +102,9 @@ class PlanPage(Page):
         self.error_label = QLabel(self)
         self.error_label.setObjectName("planErrors")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #d03030;")
+        pal = self.error_label.palette()
+        pal.setColor(pal.ColorRole.WindowText, QColor(SAFETY_COLOURS["DATA_RISK"]))
+        self.error_label.setPalette(pal)
 
         self.workload_list = QListWidget(self)
         self.workload_list.setAccessibleName("Workloads")
@@ -123,6 +125,7 @@ class PlanPage(Page):
         self.reps.valueChanged.connect(self._changed)
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
+        emphasize(self.estimate)
 
         side = QWidget(self)
         form = QFormLayout(side)

@@ -6,7 +6,7 @@ import html
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -97,6 +97,12 @@ class KnobChart(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark switch: bars and text follow
+            theme.style_plot(self.plot, self.palette())
+            self._draw()
+        super().changeEvent(event)
 
     def set_effects(self, effects: tuple[KnobEffect, ...]) -> None:
         self.effects = effects
