@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 PROFILE   ?= gigabit
 MTU       ?= 9000
 
-.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu bundle clean
+.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu screenshots bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -40,6 +40,11 @@ lab-status: $(STAMP)
 # Set the lab switch's MTU (1500 makes an MTU black hole for hosts asked for 9000).
 lab-mtu: $(STAMP)
 	$(PY) -m tests.lab mtu $(MTU)
+
+# The README's pictures: every wizard page (demo core, Xvfb), the review window and the HTML report.
+screenshots: $(STAMP)
+	xvfb-run -a -s "-screen 0 1280x800x24" $(PY) -m ui.screenshots docs/screenshots
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot docs/screenshots
 
 # A single-file executable (PyInstaller) in build/bundle/.
 bundle: $(STAMP)
