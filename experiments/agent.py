@@ -8,7 +8,9 @@ at a fixed cadence, ``progress`` during preparation, then ``summary`` and ``clea
 on failure one ``error`` line and a non-zero exit.
 
 It works only inside its own fresh subdirectory of the configured directory and removes
-that subdirectory on every way out (done, stop, error, crash).
+that subdirectory on every way out (done, stop, error, crash). With ``hold_files`` it
+keeps the files after the summary (a ``holding`` line) until EOF, a signal, or a stop
+line sent while holding, so a test can inspect them on the server first.
 
 Keep this file importable and runnable on Python 3.6: no walrus, no dataclasses, no
 ``from __future__ import annotations``, no f-string ``=``, no 3.7+ APIs (os.preadv,
@@ -316,6 +318,10 @@ class Ctx(object):
 
     def begin_phase(self, name):
         """Switch the phase label; the sampler emits the old phase's tail as its own sample."""
+        if self.cfg.get("pause_before") == name:  # test hook: files of earlier phases stay for a look
+            self.out.emit({"type": "paused", "before": name})
+            self.ctl.stop.wait()  # the paused phase's time includes the pause
+            raise Stopped("stopped")
         with self.cut_lock:  # the sampler labels intervals under the same lock
             now = time.monotonic()
             if self.t0 is not None and self.phase_t is not None and self.phase != "prepare":

@@ -78,8 +78,8 @@ class WorkloadSpec:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in shared}
 
     def to_agent_config(self, directory: str | None = None, **control: Any) -> dict[str, Any]:
-        """The agent's config line. control: start_at, wait_go, hold_files, stall_timeout."""
-        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout"}
+        """The agent's config line. control: start_at, wait_go, hold_files, stall_timeout, pause_before."""
+        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout", "pause_before"}
         if unknown := set(control) - allowed:
             raise ValueError(f"unknown agent control options: {sorted(unknown)}")
         cfg: dict[str, Any] = {"mode": self.kind, "interval": self.interval_s}

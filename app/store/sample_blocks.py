@@ -9,20 +9,32 @@ import numpy as np
 
 from experiments.samples import Sample
 
-# 52 bytes a sample. Fixed byte order so a file moves between machines.
-SAMPLE_DTYPE = np.dtype(
-    [
-        ("t", "<f8"),
-        ("interval", "<f4"),
-        ("bytes_read", "<i8"),
-        ("bytes_written", "<i8"),
-        ("ops", "<i8"),
-        ("lat_p50_ms", "<f4"),
-        ("lat_p99_ms", "<f4"),
-        ("lat_max_ms", "<f4"),
-        ("errors", "<i4"),
-    ]
-)
+_MEASURED = [
+    ("t", "<f8"),
+    ("interval", "<f4"),
+    ("bytes_read", "<i8"),
+    ("bytes_written", "<i8"),
+    ("ops", "<i8"),
+    ("lat_p50_ms", "<f4"),
+    ("lat_p99_ms", "<f4"),
+    ("lat_max_ms", "<f4"),
+    ("errors", "<i4"),
+]
+# Schema version 1's blocks: 52 bytes a sample, no phase or count (migration 2 converts them).
+SAMPLE_DTYPE_V1 = np.dtype(_MEASURED)
+
+PHASE_BYTES = 16  # UTF-8, NUL padded; the agent's phase names ("create", "extract", ...) fit
+NO_COUNT = -1  # Sample.count None: only dir_scaling reports a count
+# 76 bytes a sample (schema version 2 on). Fixed byte order so a file moves between machines.
+SAMPLE_DTYPE = np.dtype([*_MEASURED, ("count", "<i8"), ("phase", f"S{PHASE_BYTES}")])
+
+
+def encode_phase(phase: str) -> bytes:
+    """The phase as at most PHASE_BYTES of UTF-8, never cut inside a character."""
+    raw = phase.encode("utf-8")
+    if len(raw) <= PHASE_BYTES:
+        return raw
+    return raw[:PHASE_BYTES].decode("utf-8", "ignore").encode("utf-8")
 
 
 def pack(samples: Sequence[Sample]) -> np.ndarray:
@@ -32,9 +44,22 @@ def pack(samples: Sequence[Sample]) -> np.ndarray:
         rec[i] = (
             s.t, s.interval, s.bytes_read, s.bytes_written, s.ops,
             s.lat_p50_ms, s.lat_p99_ms, s.lat_max_ms, s.errors,
+            NO_COUNT if s.count is None else s.count, encode_phase(s.phase),
         )
     rec.sort(order="t", kind="stable")
     return rec
+
+
+def upgrade_v1_blob(blob: bytes, n: int) -> bytes:
+    """A schema-1 block (SAMPLE_DTYPE_V1) as a current one: no phase, no count."""
+    if len(blob) != n * SAMPLE_DTYPE_V1.itemsize:
+        raise ValueError(f"sample block of {len(blob)} bytes does not hold {n} version-1 samples")
+    old = np.frombuffer(blob, dtype=SAMPLE_DTYPE_V1)
+    new = np.zeros(len(old), dtype=SAMPLE_DTYPE)
+    for name in SAMPLE_DTYPE_V1.names or ():
+        new[name] = old[name]
+    new["count"] = NO_COUNT
+    return new.tobytes()
 
 
 def unpack(blob: bytes) -> np.ndarray:
@@ -85,6 +110,16 @@ class SampleArrays:
         return self.records["errors"]
 
     @property
+    def count(self) -> np.ndarray:
+        """dir_scaling: entries in the directory at each sample's end; NO_COUNT (-1) elsewhere."""
+        return self.records["count"]
+
+    @property
+    def phase(self) -> np.ndarray:
+        """Each sample's phase as str (decoded per call: keep it to slices you need)."""
+        return np.char.decode(self.records["phase"], "utf-8", "replace")
+
+    @property
     def throughput_bps(self) -> np.ndarray:
         moved = (self.records["bytes_read"] + self.records["bytes_written"]).astype(np.float64)
         iv = self.records["interval"].astype(np.float64)
@@ -110,6 +145,8 @@ class SampleArrays:
                 bytes_read=int(x["bytes_read"]), bytes_written=int(x["bytes_written"]), ops=int(x["ops"]),
                 lat_p50_ms=float(x["lat_p50_ms"]), lat_p99_ms=float(x["lat_p99_ms"]),
                 lat_max_ms=float(x["lat_max_ms"]), errors=int(x["errors"]),
+                phase=bytes(x["phase"]).decode("utf-8", "replace"),
+                count=None if int(x["count"]) < 0 else int(x["count"]),
             )
             for ci, x in zip(self.client_index, r, strict=True)
         ]

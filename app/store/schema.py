@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from app.store.sample_blocks import upgrade_v1_blob
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -144,7 +146,28 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _v1),)
+def _v2(conn: sqlite3.Connection) -> None:
+    """Sample blocks gain each sample's phase and count (SAMPLE_DTYPE_V1 -> SAMPLE_DTYPE).
+
+    Every block is rewritten, in batches so a large file never sits in memory at once.
+    """
+    last = 0
+    while True:
+        batch = conn.execute(
+            "SELECT id, n, data FROM sample_blocks WHERE id > ? ORDER BY id LIMIT 256", (last,)
+        ).fetchall()
+        if not batch:
+            return
+        conn.executemany(
+            "UPDATE sample_blocks SET data=? WHERE id=?", [(upgrade_v1_blob(d, n), i) for i, n, d in batch]
+        )
+        last = batch[-1][0]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _v1),
+    Migration(2, "sample phase and count in sample blocks", _v2),
+)
 
 
 def latest_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:

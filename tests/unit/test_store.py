@@ -25,6 +25,8 @@ from app.store import (
 from app.store.schema import MIGRATIONS, Migration, check_migrations
 from experiments.samples import HostTelemetry, Sample
 
+LATEST = MIGRATIONS[-1].version
+
 
 def samples(client: str, n: int, start: int = 0, bps: int = 1_000_000) -> list[Sample]:
     return [Sample(client, (start + i + 1) * 0.25, 0.25, bps // 4 + i, 0, 10, 1.0, 2.0, 3.0) for i in range(n)]
@@ -40,7 +42,7 @@ def store(tmp_path: Path) -> Store:
 def test_new_file_is_wal_with_foreign_keys_at_latest_version(store: Store) -> None:
     assert store._q("PRAGMA journal_mode")[0][0] == "wal"
     assert store._q("PRAGMA foreign_keys")[0][0] == 1
-    assert store.schema_version == MIGRATIONS[-1].version == 1
+    assert store.schema_version == MIGRATIONS[-1].version == LATEST
     with pytest.raises(sqlite3.IntegrityError):
         store.add_trial(999, {"rsize": 1}, {"name": "x"})  # no such session
 
@@ -243,7 +245,7 @@ def test_too_new_schema_is_refused_untouched(tmp_path: Path) -> None:
     before = _bytes(path)
     with pytest.raises(SchemaTooNewError, match="Upgrade nfs-tuner") as err:
         Store(path)
-    assert (err.value.found, err.value.known) == (99, 1)
+    assert (err.value.found, err.value.known) == (99, LATEST)
     assert _bytes(path) == before
 
 
@@ -257,22 +259,92 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
         Store(path)
 
 
-FAKE_V2 = Migration(2, "session tags", lambda c: c.execute("ALTER TABLE sessions ADD COLUMN tags TEXT"))
+FAKE_NEXT = Migration(LATEST + 1, "session tags", lambda c: c.execute("ALTER TABLE sessions ADD COLUMN tags TEXT"))
 
 
-def test_migration_to_a_fake_v2_keeps_data_and_a_backup(tmp_path: Path) -> None:
+def test_migration_to_a_fake_next_version_keeps_data_and_a_backup(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with Store(path) as s:
         sid = s.create_session(["srv"])
-    with Store(path, migrations=(*MIGRATIONS, FAKE_V2)) as s:
-        assert s.schema_version == 2
+    with Store(path, migrations=(*MIGRATIONS, FAKE_NEXT)) as s:
+        assert s.schema_version == LATEST + 1
         assert "tags" in [r[1] for r in s._q("PRAGMA table_info(sessions)")]
         assert s.get_session(sid).hosts == ("srv",)
-    backup = tmp_path / "s.db.v1.bak"
+    backup = tmp_path / f"s.db.v{LATEST}.bak"
     with Store(backup, readonly=True) as b:
-        assert b.schema_version == 1
+        assert b.schema_version == LATEST
     with pytest.raises(SchemaTooNewError):
-        Store(path)  # the v1 code refuses the v2 file
+        Store(path)  # today's code refuses the newer file
+
+
+def test_sample_phase_and_count_roundtrip(store: Store) -> None:
+    """The dir_scaling curve (count per sample) and phase labels survive storage."""
+    sid = store.create_session(["c1"])
+    tid = store.add_trial(sid, {}, {"kind": "dir_scaling"})
+    original = [
+        Sample("c1", 0.25 * (i + 1), 0.25, 0, 0, 100 + i, phase="create", count=100 * (i + 1)) for i in range(4)
+    ] + [Sample("c1", 1.25, 0.25, 0, 0, 50, phase="delete", count=0), Sample("c1", 1.5, 0.25, 0, 0, 1, phase="")]
+    store.write_samples(tid, original)
+    store.compact_samples(tid)
+    arr = store.load_samples(tid)
+    assert arr.to_samples() == original
+    assert arr.count.tolist() == [100, 200, 300, 400, 0, -1]
+    assert arr.phase.tolist() == ["create"] * 4 + ["delete", ""]
+
+
+def test_long_and_non_ascii_phases_are_cut_at_a_character(store: Store) -> None:
+    sid = store.create_session(["c1"])
+    tid = store.add_trial(sid, {}, {})
+    store.write_samples(tid, [Sample("c1", 0.25, 0.25, phase="ä" * 20), Sample("c1", 0.5, 0.25, phase="x" * 40)])
+    back = store.load_samples(tid).to_samples()
+    assert [s.phase for s in back] == ["ä" * 8, "x" * 16]
+
+
+def test_version_1_sample_blocks_are_migrated(tmp_path: Path) -> None:
+    """A file written before samples had a phase and count opens with every sample intact."""
+    from app.store.sample_blocks import SAMPLE_DTYPE_V1
+
+    path = tmp_path / "old.db"
+    with Store(path, migrations=MIGRATIONS[:1]) as s:
+        assert s.schema_version == 1
+        sid = s.create_session(["c1"])
+        tids = [s.add_trial(sid, {}, {}, order_index=i) for i in range(2)]
+    raw = sqlite3.connect(path)
+    old = [samples("c1", 3), samples("c2", 600)]
+    for tid, group in zip(tids, old, strict=True):
+        rec = np.array([(x.t, x.interval, x.bytes_read, x.bytes_written, x.ops, x.lat_p50_ms, x.lat_p99_ms,
+                         x.lat_max_ms, x.errors) for x in group], dtype=SAMPLE_DTYPE_V1)
+        assert rec.itemsize == 52
+        raw.execute("INSERT INTO sample_blocks (trial_id, client, t_first, t_last, n, data) VALUES (?,?,?,?,?,?)",
+                    (tid, group[0].client, group[0].t, group[-1].t, len(group), rec.tobytes()))
+    raw.commit()
+    raw.close()
+    with Store(path) as s:
+        assert s.schema_version == LATEST
+        for tid, group in zip(tids, old, strict=True):
+            back = s.load_samples(tid)
+            assert back.to_samples() == group  # phase "" and count None, as before
+            assert back.count.tolist() == [-1] * len(group)
+        s.write_samples(tids[0], [Sample("c1", 9.0, 0.25, phase="create", count=5)])
+        s.compact_samples(tids[0])  # old and new blocks in one
+        assert s.load_samples(tids[0]).to_samples()[-1].count == 5
+    assert (tmp_path / "old.db.v1.bak").exists()
+
+
+def test_damaged_version_1_block_fails_the_migration_and_keeps_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path, migrations=MIGRATIONS[:1]) as s:
+        tid = s.add_trial(s.create_session(["c1"]), {}, {})
+    raw = sqlite3.connect(path)
+    raw.execute("INSERT INTO sample_blocks (trial_id, client, t_first, t_last, n, data) VALUES (?,?,?,?,?,?)",
+                (tid, "c1", 0.0, 0.0, 2, b"x" * 60))
+    raw.commit()
+    raw.close()
+    with pytest.raises(ValueError, match="version-1 samples"):
+        Store(path)
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    raw.close()
 
 
 def test_failed_migration_leaves_the_old_version(tmp_path: Path) -> None:
@@ -284,9 +356,9 @@ def test_failed_migration_leaves_the_old_version(tmp_path: Path) -> None:
         raise RuntimeError("bug in migration")
 
     with pytest.raises(RuntimeError):
-        Store(path, migrations=(*MIGRATIONS, Migration(2, "broken", broken)))
+        Store(path, migrations=(*MIGRATIONS, Migration(LATEST + 1, "broken", broken)))
     with Store(path) as s:
-        assert s.schema_version == 1
+        assert s.schema_version == LATEST
         assert "tags" not in [r[1] for r in s._q("PRAGMA table_info(sessions)")]
 
 
