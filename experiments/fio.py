@@ -18,6 +18,7 @@ from experiments.agent_protocol import AgentSummary
 from experiments.samples import Sample
 
 LOG_PREFIX = "nfs-tuner"
+_EXACT = "same I/O pattern as the nfs-tuner agent"
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 
@@ -29,7 +30,7 @@ def _check_directory(directory: str) -> None:
 
 def _job_options(spec: w.WorkloadSpec) -> tuple[dict[str, Any], str]:
     """fio options for one spec and a note on how faithful the translation is."""
-    exact = "same I/O pattern as the nfs-tuner agent"
+    exact = _EXACT
     match spec:
         case w.SeqWrite() | w.Rewrite():
             opts: dict[str, Any] = {"rw": "write", "bs": spec.block_size, "size": spec.file_size, "numjobs": spec.jobs}
@@ -77,6 +78,15 @@ def _job_options(spec: w.WorkloadSpec) -> tuple[dict[str, Any], str]:
             return {"ioengine": "net", "hostname": spec.host, "port": spec.port, "protocol": "tcp", "rw": "write",
                     "bs": spec.block_size, "size": spec.size or "100g", "numjobs": 1}, "fio's net engine, one stream"
     raise ValueError(f"{spec.kind} has no fio equivalent")
+
+
+def fio_exact(spec: w.WorkloadSpec) -> bool:
+    """Whether fio runs the same I/O pattern as the agent (not an approximation)."""
+    try:
+        _, note = _job_options(spec)
+    except ValueError:
+        return False
+    return note == _EXACT
 
 
 def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LOG_PREFIX) -> str:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.paths import resolve_db_path
+from app.runner import ENGINES
 from app.store import Store
 from app.sweep import Progress, SweepEngine, SweepFinished, SweepSpec, TrialFinished, parse_value
 from experiments.plan import STRATEGIES, Plan, Timing
@@ -42,6 +43,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
     p.add_argument("--resume", type=int, metavar="ID", help="resume an interrupted or cancelled session")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--engine", choices=ENGINES, default="agent",
+                   help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
 
@@ -66,6 +69,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         args.server, tuple(args.client), args.export, plan, server_address=args.server_address or "",
         async_opt_in=args.async_opt_in, file_size=int(args.file_size) * MIB,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
+        engine=args.engine,
     )  # fmt: skip
 
 

@@ -3,10 +3,15 @@
 from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
 from app.runner.caches import drop_caches
 from app.runner.errors import RunError
-from app.runner.run import ClientWork, RunResult, TelemetryTarget, WorkloadRunner
+from app.runner.fio_handle import FioHandle, find_fio
+from app.runner.run import ENGINES, ClientWork, Engine, RunResult, TelemetryTarget, WorkloadRunner
 from app.runner.telemetry import PathInfo, client_telemetry, export_devices, path_info, server_telemetry
 
 __all__ = [
+    "ENGINES",
+    "Engine",
+    "FioHandle",
+    "find_fio",
     "ClientWork",
     "DiskCeiling",
     "PathInfo",

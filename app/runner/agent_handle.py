@@ -138,5 +138,11 @@ class AgentHandle:
         return [str(n.data.get("message", "")) for n in self.notices if n.type == "warning"]
 
     @property
+    def workdir(self) -> str | None:
+        """The agent's own directory on the mount, as its hello said."""
+        dirs = [str(n.data["dir"]) for n in self.notices if n.type == "hello" and n.data.get("dir")]
+        return dirs[-1] if dirs else None
+
+    @property
     def cleanup_problems(self) -> list[str]:
         return [str(p) for n in self.notices if n.type == "cleanup" for p in n.data.get("problems", [])]

@@ -9,6 +9,10 @@ the hosts' clocks say. Samples carry ``t`` since each agent's own start.
 Samples and telemetry are published on the EventBus in batches (one per interval) as
 SamplesBatch / TelemetryBatch; a SampleWriter attached to the bus stores them, so
 whatever arrived before a failure is kept. Stopping is closing the agents' stdin.
+
+Engines: the load is the embedded agent, or fio where the client has it (FioHandle,
+same face). "auto" takes fio only when the spec translates exactly and every client
+has fio, so all clients of one run measure with the same tool.
 """
 
 from __future__ import annotations
@@ -18,18 +22,24 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.hosts import HostPool
 from app.runner.agent_handle import AgentHandle
 from app.runner.caches import drop_caches
 from app.runner.errors import RunError
+from app.runner.fio_handle import FioHandle, find_fio
 from app.store import SampleWriter
 from experiments.agent_protocol import AgentEvent, AgentSummary, IntervalAggregator
+from experiments.fio import fio_exact, to_fio_job
 from experiments.samples import HostTelemetry, Sample
 from experiments.workloads import Telemetry, WorkloadSpec
 
 Monitor = Callable[[Sample], bool]  # sees every summed interval; True: stop now
+Engine = Literal["agent", "fio", "auto"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+Worker = AgentHandle | FioHandle
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,7 @@ class RunResult:
     caches_dropped: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
     workdirs: dict[str, str] = field(default_factory=dict)  # client -> the agent's own directory
+    engine: str = "agent"  # what produced the load: "agent" or "fio"
 
     @property
     def ok(self) -> bool:
@@ -94,17 +105,24 @@ class WorkloadRunner:
         stall_timeout: float | None = None,
         writer: SampleWriter | None = None,
         cancel: asyncio.Event | None = None,
+        engine: Engine = "agent",
     ) -> RunResult:
         """Run ``workload`` on every client at once; never raises for a host's failure.
 
         The result's ``error`` says why it ended early; ``samples`` hold what came
         before. ``max_s`` caps the measured time; ``monitor`` may end it sooner.
+        ``engine``: "agent", "fio" (ValueError if the spec has no fio job) or "auto".
         """
         if not clients:
             raise ValueError("a run needs at least one client")
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if engine == "fio":
+            to_fio_job(workload, "/")  # raises for a spec fio cannot run
         detach = writer.attach(self.bus) if writer is not None else None
         run = _Run(self, trial_id, workload, clients, telemetry, monitor)
         try:
+            run.fio_paths = await run.choose_engine(engine)
             await run.execute(drop_caches_on, max_s, stall_timeout, cancel)
         finally:
             run.publish()
@@ -135,10 +153,29 @@ class _Run:
         self.pending_telemetry: list[HostTelemetry] = []
         self.wake = asyncio.Event()
         self.monitor_says_stop = False
-        self.agents: list[AgentHandle] = []
-        self.workers: list[AgentHandle] = []
+        self.agents: list[Worker] = []
+        self.workers: list[Worker] = []
+        self.fio_paths: dict[str, str] | None = None  # client -> fio's path when fio is the engine
 
-    def on_event(self, agent: AgentHandle, event: AgentEvent) -> None:
+    async def choose_engine(self, engine: Engine) -> dict[str, str] | None:
+        """fio's path on every client when fio runs the load, None for the agent."""
+        if engine == "agent" or (engine == "auto" and not fio_exact(self.workload)):
+            return None
+        hosts = list(dict.fromkeys(c.host for c in self.clients))
+        found = await asyncio.gather(*(find_fio(self.runner.pool[h]) for h in hosts))
+        paths = {h: p for h, p in zip(hosts, found, strict=True) if p}
+        if len(paths) == len(hosts):
+            self.result.engine = "fio"
+            if not fio_exact(self.workload):
+                self.result.warnings.append(f"fio runs an approximation of {self.workload.kind}; see the job file's note")
+            return paths
+        if engine == "fio":
+            missing = [h for h in hosts if h not in paths]
+            self.result.error = RunError(", ".join(missing), "fio is not installed here (apt install fio), or not on PATH")
+            self.result.ended = "error"
+        return None
+
+    def on_event(self, agent: object, event: AgentEvent) -> None:
         if isinstance(event, Sample):
             self.result.samples.append(event)
             self.pending_samples.append(event)
@@ -178,7 +215,13 @@ class _Run:
         control: dict[str, object] = {"wait_go": True}
         if stall is not None:
             control["stall_timeout"] = stall
+        if self.result.error is not None:
+            return  # the chosen engine cannot run here
         for c in self.clients:
+            if self.fio_paths is not None:
+                self.workers.append(FioHandle(pool[c.host], self.workload, c.directory, self.on_event,
+                                              fio=self.fio_paths[c.host]))
+                continue
             cfg = self.workload.to_agent_config(c.directory, **control)
             self.workers.append(AgentHandle(pool[c.host], cfg, self.on_event, python=python.get(c.host, "python3")))
         observers = [
@@ -233,6 +276,9 @@ class _Run:
             elif isinstance(outcome, BaseException):
                 raise outcome
         self.result.caches_dropped = tuple(names)
+        for w in self.workers:
+            if isinstance(w, FioHandle) and w.host in names:
+                w.caches_dropped = True  # the agent knows this itself; fio's summary is told
 
     async def _measure(self, max_s: float | None, cancel: asyncio.Event | None) -> None:
         started = time.monotonic()
@@ -276,14 +322,13 @@ class _Run:
         for total in self.aggregator.flush():
             self.result.totals.append(total)
         r = self.result
-        r.error = self._first_error()
+        r.error = self._first_error() or r.error
         if r.error is not None:
             r.ended = "error"
         r.summaries = {a.host: a.summary for a in self.workers if a.summary is not None}
         starts = [a.started_epoch for a in self.workers if a.started_epoch is not None]
         r.start_skew_s = max(starts) - min(starts) if len(starts) == len(self.workers) and starts else None
-        for a in self.workers:
-            r.workdirs.update({a.host: str(n.data["dir"]) for n in a.notices if n.type == "hello" and n.data.get("dir")})
+        r.workdirs.update({a.host: a.workdir for a in self.workers if a.workdir})
         for a in self.agents:
             r.warnings += [f"{a.host}: {w}" for w in a.warnings]
             r.warnings += [f"{a.host}: cleanup: {p}" for p in a.cleanup_problems]

@@ -33,7 +33,7 @@ from app.runner.telemetry import client_telemetry, export_devices, path_info, se
 from app.store import SessionState, Store, TrialState
 from app.sweep.apply import ConfigApplier
 from app.sweep.session_facts import measure_ceilings, snapshot_hosts, stored_ceilings
-from app.sweep.events import Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec, workload_kind
 from experiments.plan import Config, estimate_duration
 from experiments.samples import Sample
@@ -47,6 +47,7 @@ BEYOND_LINK = 1.05  # this much faster than the link: the data came from a cache
 MEASURED_LINK_MARGIN = 3.0  # a measured (not given) TCP ceiling is a noisy floor: only far beyond it is surely a cache
 INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
+SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 
 
 @dataclass
@@ -57,8 +58,11 @@ class _Measure:
     min_s: float
     max_s: float
     detector: SteadyStateDetector
+    skip: asyncio.Event | None = None
 
     def __call__(self, total: Sample) -> bool:
+        if self.skip is not None and self.skip.is_set():
+            return True
         if total.t <= self.warmup_s:
             return False
         measured = total.t - self.warmup_s
@@ -89,6 +93,10 @@ class SweepEngine:
         self.link_bps = spec.link_bps  # the measured TCP ceiling when none was given
         self.ceilings = Ceilings(clients=len(spec.clients))
         self._durations: list[float] = []
+        # Hooks for a GUI: cleared = pause before the next trial; set = end this trial's measuring now.
+        self.go_on = asyncio.Event()
+        self.go_on.set()
+        self.skip = asyncio.Event()
         self._done = 0
         self._total = 0
 
@@ -158,6 +166,7 @@ class SweepEngine:
                 problems = [f"reverting failed: {exc}"]
             for p in problems:
                 self.bus.publish(Message(Level.ERROR, "A host change could not be put back", p))
+            self._journal_changed(sid)
             detach()
             writer.close()
             self.store.set_session_state(sid, state)
@@ -201,6 +210,20 @@ class SweepEngine:
         telemetry = [TelemetryTarget(spec.server, server_telemetry(devices, path, spec.interval_s))]
         telemetry += [TelemetryTarget(c, client_telemetry(c, path, mount_point, spec.interval_s)) for c in spec.clients]
         return applier, telemetry, mount_point
+
+    def _journal_changed(self, sid: int) -> None:
+        self.bus.publish(JournalChanged(sid, tuple(self.store.journal(sid))))
+
+    async def _unpaused(self) -> None:
+        """Wait while paused; a cancel ends the wait too."""
+        if self.go_on.is_set() or self.cancel.is_set():
+            return
+        waits = [asyncio.ensure_future(self.go_on.wait()), asyncio.ensure_future(self.cancel.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     def _progress(self) -> None:
         eta = None
@@ -249,6 +272,9 @@ class SweepEngine:
     async def _repeat(self, sid: int, plan_id: int | None, applier: ConfigApplier, telemetry: list[TelemetryTarget],
                       mount_point: str, name: str, config: Config, results: list[TrialResult]) -> None:  # fmt: skip
         while not self.cancel.is_set():
+            await self._unpaused()
+            if self.cancel.is_set():
+                return
             rep = sum(1 for r in results if r.config == config)
             value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
             results.append(TrialResult(config, value))
@@ -261,6 +287,7 @@ class SweepEngine:
         workload = spec.workload(name)
         t_start = time.monotonic()
         trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=plan_id)
+        self.skip.clear()
         self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
         summary: dict[str, Any] = {"unit": "B/s"}
         state, reason, value = TrialState.BROKEN, "", None
@@ -270,21 +297,26 @@ class SweepEngine:
                 summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
             except (KnobError, HostError) as exc:
                 raise RunError("", f"applying the configuration failed: {exc}") from exc
+            finally:
+                self._journal_changed(sid)
             measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
-                               SteadyStateDetector(spec.criteria()))  # fmt: skip
+                               SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
             result = await self.runner.run(
                 trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
                 drop_caches_on=[spec.server, *spec.clients], monitor=measure,
                 max_s=timing.warmup_s + timing.max_measure_s + 5.0, cancel=self.cancel,
+                engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
             )  # fmt: skip
             summary.update(self._figures(result.totals, measure))
             summary.update(
-                ended=result.ended, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
+                ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
                 caches_dropped=list(result.caches_dropped), warnings=result.warnings,
                 clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
                              "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
             )  # fmt: skip
             state, reason, value = self._judge(result.error, summary)
+            if self.skip.is_set() and not self.cancel.is_set():  # a cut-short trial must not rank
+                state, reason, value = TrialState.BROKEN, SKIPPED, None
         except RunError as exc:
             reason = str(exc)
         finally:
@@ -294,7 +326,10 @@ class SweepEngine:
                 self.store.finish_trial(trial_id, TrialState.BROKEN, summary=summary, reason="cancelled during this trial")
             self._durations.append(time.monotonic() - t_start)
             self._done += 1
-            self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason))
+            cv = summary.get("cv")
+            self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,
+                                           cv=float(cv) if isinstance(cv, int | float) else None,
+                                           stable=summary.get("steady"), skipped=reason == SKIPPED))  # fmt: skip
             self._progress()
         return value
 

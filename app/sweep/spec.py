@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.knobs.catalog import SPECS
+from app.runner.run import ENGINES
 from experiments.plan import Plan, Value
 from experiments.stability import SteadyCriteria
 from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
@@ -66,10 +67,13 @@ class SweepSpec:
     link_bps: float | None = None  # ceiling per client; faster trials were served by a cache
     measure_ceilings: bool = True  # TCP per client and server disk, once per session
     python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
+    engine: str = "agent"  # the load: "agent", "fio" or "auto" (fio where it runs the spec exactly)
 
     def __post_init__(self) -> None:
         if not self.clients:
             raise ValueError("a sweep needs at least one client")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         for knob, values in self.plan.knobs.items():
             if knob not in SPECS:
                 raise ValueError(f"unknown knob {knob!r}; known: {', '.join(SPECS)}")

@@ -1,0 +1,136 @@
+"""fio's live status output (``--output-format=json --status-interval=…``) as samples.
+
+fio prints one pretty-printed JSON document per status interval with *cumulative*
+counters per job (io_bytes, total_ios, job_runtime) and a last one at exit. The
+differences between documents are what moved in between. fio's status timer drifts
+(250 ms asked, 250–330 ms seen), so the cumulative counters are interpolated linearly
+onto the same aligned grid the agent uses (t = k × interval) before differencing:
+every byte lands in exactly one sample and the samples add up to fio's totals.
+Latency fields stay 0: cumulative percentiles cannot be split into intervals.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from experiments.samples import Sample
+
+
+class FioStatusStream:
+    """Cuts fio's stdout lines into JSON documents; other lines are kept as notes.
+
+    fio's JSON documents open with a line "{" and close with a line "}" at column 0;
+    everything nested is indented, so no brace counting is needed.
+    """
+
+    def __init__(self) -> None:
+        self._lines: list[str] | None = None
+        self.notes: list[str] = []  # fio's own messages outside the JSON, e.g. warnings
+
+    def feed(self, line: str) -> dict[str, Any] | None:
+        text = line.rstrip("\r\n")
+        if self._lines is None:
+            if text == "{":
+                self._lines = [text]
+            elif text.strip():
+                self.notes.append(text.strip())
+            return None
+        self._lines.append(text)
+        if text != "}":
+            return None
+        body, self._lines = "\n".join(self._lines), None
+        try:
+            doc = json.loads(body)
+        except json.JSONDecodeError:
+            self.notes.append("fio printed a status document that is not valid JSON")
+            return None
+        return doc if isinstance(doc, dict) and isinstance(doc.get("jobs"), list) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Point:
+    t: float  # seconds since the first job started
+    read: int
+    written: int
+    ops: int
+
+
+def _counters(doc: dict[str, Any]) -> tuple[int, int, int]:
+    jobs = doc["jobs"]
+    read = sum(int(j.get("read", {}).get("io_bytes", 0)) for j in jobs)
+    written = sum(int(j.get("write", {}).get("io_bytes", 0)) for j in jobs)
+    ops = sum(int(j.get(d, {}).get("total_ios", 0)) for j in jobs for d in ("read", "write"))
+    return read, written, ops
+
+
+def job_errors(doc: dict[str, Any]) -> list[tuple[str, int]]:
+    """(job name, errno) of every job that reports an error in this document."""
+    return [(str(j.get("jobname", "?")), int(j["error"])) for j in doc["jobs"] if int(j.get("error", 0) or 0)]
+
+
+class FioStatusSampler:
+    """Turns a run's status documents, fed in order, into Samples on the aligned grid."""
+
+    def __init__(self, client: str, interval_s: float = 0.25) -> None:
+        if interval_s <= 0:
+            raise ValueError(f"interval_s must be positive, got {interval_s}")
+        self.client = client
+        self.interval = interval_s
+        self.start_ms: float | None = None  # the host's epoch (ms) when the first job started
+        self.last: dict[str, Any] | None = None  # the latest document: fio's summary at the end
+        self._points: list[_Point] = [_Point(0.0, 0, 0, 0)]
+        self._k = 0  # grid points emitted so far
+        self._emitted = (0, 0, 0)  # cumulative counters already in samples
+
+    @property
+    def start_epoch(self) -> float | None:
+        return None if self.start_ms is None else self.start_ms / 1000.0
+
+    def feed(self, doc: dict[str, Any]) -> list[Sample]:
+        """Samples for every grid point this document completes (none while fio lays out files)."""
+        self.last = doc
+        read, written, ops = _counters(doc)
+        running = [int(j.get("job_runtime", 0)) for j in doc["jobs"]]
+        stamp = float(doc.get("timestamp_ms", 0))
+        if self.start_ms is None:
+            if not ops and not max(running, default=0):
+                return []  # still setting up: the clock has not started
+            self.start_ms = stamp - max(running, default=0)
+        t = max((stamp - self.start_ms) / 1000.0, self._points[-1].t)
+        if (read, written, ops) != (self._points[-1].read, self._points[-1].written, self._points[-1].ops) or t > self._points[-1].t:
+            self._points.append(_Point(t, read, written, ops))
+        out = []
+        while (self._k + 1) * self.interval <= self._points[-1].t + 1e-9:
+            self._k += 1
+            out.append(self._sample_to(self._k * self.interval, self.interval))
+        return out
+
+    def finish(self) -> list[Sample]:
+        """The last partial interval, from the last grid point to fio's end."""
+        end = self._points[-1]
+        done = self._k * self.interval
+        if end.t - done <= 1e-6 and (end.read, end.written, end.ops) == self._emitted:
+            return []
+        span = max(end.t - done, 1e-3)
+        return [self._sample_to(round(done + span, 6), span)]
+
+    def _at(self, t: float) -> tuple[int, int, int]:
+        pts = self._points
+        if t >= pts[-1].t:
+            p = pts[-1]
+            return p.read, p.written, p.ops
+        for a, b in zip(pts, pts[1:], strict=False):
+            if a.t <= t <= b.t:
+                f = (t - a.t) / (b.t - a.t) if b.t > a.t else 1.0
+                return (round(a.read + f * (b.read - a.read)), round(a.written + f * (b.written - a.written)),
+                        round(a.ops + f * (b.ops - a.ops)))
+        return 0, 0, 0
+
+    def _sample_to(self, t: float, span: float) -> Sample:
+        read, written, ops = self._at(t)
+        r0, w0, o0 = self._emitted
+        self._emitted = (read, written, ops)
+        return Sample(client=self.client, t=round(t, 6), interval=round(span, 6), bytes_read=read - r0,
+                      bytes_written=written - w0, ops=ops - o0)
