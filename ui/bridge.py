@@ -16,7 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from app.events import EventBus, Message, SamplesBatch, TelemetryBatch
-from ui.core_api import JournalChanged, RunFinished, RunProgress, TrialFinished, TrialStarted
+from ui.core_api import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.live_data import LiveData
 
 FRAME_MS = 33
@@ -26,6 +26,7 @@ class Bridge(QObject):
     frame = Signal()  # LiveData changed since the last frame
     tick = Signal()  # every timer tick, after ``frame`` if any: plots spread work over ticks
     message = Signal(object)  # app.events.Message
+    sweepStarted = Signal(object)  # the run events are app.sweep.events'
     trialStarted = Signal(object)
     trialFinished = Signal(object)
     progress = Signal(object)
@@ -41,8 +42,9 @@ class Bridge(QObject):
         self._unsubscribe: Callable[[], None] | None = bus.subscribe(self._on_bus_event)
         self._event.connect(self._dispatch, Qt.ConnectionType.QueuedConnection)
         self._routes: dict[type, Signal] = {
-            Message: self.message, TrialStarted: self.trialStarted, TrialFinished: self.trialFinished,
-            RunProgress: self.progress, JournalChanged: self.journalChanged, RunFinished: self.runFinished,
+            Message: self.message, SweepStarted: self.sweepStarted, TrialStarted: self.trialStarted,
+            TrialFinished: self.trialFinished, Progress: self.progress, JournalChanged: self.journalChanged,
+            SweepFinished: self.runFinished,
         }
         self.timer = QTimer(self)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)

@@ -3,7 +3,7 @@
 The UI is built against this file only, so it can run on the in-process fake core
 (``ui.fake_core``) in tests and demos, and on the real core once it is wired in.
 Nothing here imports Qt: the lead can move these types into ``app/`` unchanged
-(the run events below belong in ``app.events`` beside ``SamplesBatch``).
+(the run events are the sweep engine's, ``app.sweep.events``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from app.events import EventBus
+from app.store.records import JournalEntry as JournalEntry
+from app.sweep.events import JournalChanged as JournalChanged
+from app.sweep.events import Progress as Progress
+from app.sweep.events import SweepFinished as SweepFinished
+from app.sweep.events import SweepStarted as SweepStarted
+from app.sweep.events import TrialFinished as TrialFinished
+from app.sweep.events import TrialStarted as TrialStarted
 
 # --- hosts -----------------------------------------------------------------------------
 
@@ -160,51 +167,9 @@ class BaselineResult:
     current_bps: Mapping[str, float]  # workload name → throughput with today's config
 
 
-# --- run events (belong in app.events) ---------------------------------------------------
+# --- run events: the core's own (app.sweep.events), re-exported for the pages ----------
 
-
-@dataclass(frozen=True, slots=True)
-class TrialStarted:
-    trial_id: int
-    index: int  # 1-based
-    total: int
-    config: Mapping[str, str]  # knob label → value in this trial
-    workload: str
-    repetition: int
-
-
-@dataclass(frozen=True, slots=True)
-class TrialFinished:
-    trial_id: int
-    config: Mapping[str, str]
-    workload: str
-    mean_bps: float
-    cv: float  # stddev / mean over the stable window
-    stable: bool
-    skipped: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class RunProgress:
-    done: int
-    total: int
-    elapsed_s: float
-    eta_s: float
-    paused: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    host: str
-    what: str  # "nfsd threads", "/etc/exports: /srv/nfs"
-    old: str
-    new: str
-    state: str  # "applied", "reverted", "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class JournalChanged:
-    entries: tuple[JournalEntry, ...]  # the whole journal, newest last
+RUN_EVENTS = (SweepStarted, TrialStarted, TrialFinished, Progress, JournalChanged, SweepFinished)
 
 
 class RunOutcome(Enum):
@@ -212,10 +177,10 @@ class RunOutcome(Enum):
     CANCELLED = "cancelled and reverted"
     FAILED = "failed"
 
-
-@dataclass(frozen=True, slots=True)
-class RunFinished:
-    outcome: RunOutcome
+    @classmethod
+    def of(cls, finished: SweepFinished) -> RunOutcome:
+        """A SweepFinished's state (complete / cancelled / interrupted) as the outcome shown."""
+        return {"complete": cls.COMPLETED, "cancelled": cls.CANCELLED}.get(finished.state, cls.FAILED)
 
 
 # --- results ---------------------------------------------------------------------------
@@ -262,6 +227,21 @@ class Results:
     effects: tuple[KnobEffect, ...] = ()
     snippets: tuple[Snippet, ...] = ()
     safety_notes: tuple[str, ...] = ()
+
+
+# --- crash leftovers --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """A change an earlier run made and never journaled as put back (it crashed or was killed)."""
+
+    entry_id: int
+    host: str
+    what: str
+    old: str
+    new: str
+    status: str  # what a look at the host found, e.g. "still changed?", "switch armed: …"
 
 
 # --- the core as the UI sees it ----------------------------------------------------------
@@ -319,6 +299,14 @@ class CoreApi(Protocol):
         ...
 
     def results(self) -> Results: ...
+
+    async def leftovers(self) -> Sequence[Leftover]:
+        """Changes of earlier runs that may still be on the hosts (checked there; slow)."""
+        ...
+
+    async def revert_leftover(self, entry_id: int) -> None: ...
+
+    def dismiss_leftover(self, entry_id: int) -> None: ...
 
 
 @dataclass(slots=True)

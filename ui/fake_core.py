@@ -12,11 +12,14 @@ import asyncio
 import math
 import random
 import statistics
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 
 from app.events import EventBus, Level, Message, SamplesBatch, TelemetryBatch
+from app.store.states import JournalState
 from experiments.samples import HostTelemetry, Sample
 from ui.core_api import (
     BaselineResult,
@@ -30,17 +33,19 @@ from ui.core_api import (
     JournalEntry,
     KnobEffect,
     KnobSpec,
+    Leftover,
     NicFacts,
     Plan,
+    Progress,
     RankedConfig,
     Recommendation,
     Results,
-    RunFinished,
     RunOutcome,
-    RunProgress,
     SafetyClass,
     Snippet,
     Strategy,
+    SweepFinished,
+    SweepStarted,
     TrialFinished,
     TrialStarted,
     WorkloadSpec,
@@ -99,10 +104,29 @@ def _config_factor(config: dict[str, str], workload: str) -> float:
     return f
 
 
+FAKE_TARGETS = {"nfsd.threads": "/proc/fs/nfsd/threads", "md.stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
+                "net.mtu": "eth0", "export.sync": "10.0.0.0/24:/srv/nfs"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A finished fake trial, as the fake's own results are computed from."""
+
+    trial_id: int
+    config: dict[str, str]
+    workload: str
+    mean_bps: float
+    cv: float
+    stable: bool
+    skipped: bool = False
+
+
 BASE_BPS = {"seq-write": 62 * MB, "seq-read": 95 * MB, "rand-4k": 18 * MB, "small-files": 9 * MB}
 
 
 class FakeCore:
+    demo = True  # the status bar says so
+
     def __init__(self, speed: float = 1.0, seed: int = 7, log_path: Path | None = None) -> None:
         self.bus = EventBus()
         self.log_path = log_path or Path("~/.local/state/nfs-tuner/log/nfs-tuner.log").expanduser()
@@ -119,7 +143,7 @@ class FakeCore:
         self._skip = False
         self._cancel = False
         self._trial_id = 0
-        self._done: list[TrialFinished] = []
+        self._done: list[_Done] = []
         self._baseline: dict[str, float] = {}
 
     # --- hosts ---
@@ -236,6 +260,7 @@ class FakeCore:
         work = [(c, w, r) for c in configs for w in plan.workloads for r in range(1, plan.repetitions + 1)]
         _, total_s = self.estimate_duration(plan)
         self._running, self._cancel, self._done = True, False, []
+        self.bus.publish(SweepStarted(0, len(work), 0))
         knobs = {k.name: k for k in KNOBS}
         outcome = RunOutcome.COMPLETED
         try:
@@ -244,43 +269,52 @@ class FakeCore:
                     outcome = RunOutcome.CANCELLED
                     break
                 self._trial_id += 1
-                changed = {knobs[n].label: v for n, v in config.items() if v != knobs[n].current}
+                changed = {n: v for n, v in config.items() if v != knobs[n].current}
                 self._apply(config)
-                self.bus.publish(TrialStarted(self._trial_id, index, len(work), changed or {"(today's config)": ""},
-                                              workload, rep))
+                self.bus.publish(TrialStarted(0, self._trial_id, changed, workload, rep - 1))
                 self._skip = False
                 level = BASE_BPS.get(workload, 50 * MB) * _config_factor(config, workload) / len(clients)
                 sums = await self._trial(self._trial_id, clients, level)
                 tail = sums[-12:] or [0.0]
-                self._done.append(TrialFinished(self._trial_id, dict(config), workload, statistics.fmean(tail),
-                                                _cv(tail), _cv(tail) < 0.03, skipped=self._skip))
-                self.bus.publish(self._done[-1])
+                done = _Done(self._trial_id, dict(config), workload, statistics.fmean(tail), _cv(tail),
+                             _cv(tail) < 0.03, skipped=self._skip)
+                self._done.append(done)
+                self.bus.publish(TrialFinished(
+                    0, done.trial_id, changed, workload, "broken" if done.skipped else "ok",
+                    None if done.skipped else done.mean_bps, "skipped by the admin" if done.skipped else "",
+                    cv=done.cv, stable=done.stable, skipped=done.skipped))
                 elapsed = index / len(work) * total_s
-                self.bus.publish(RunProgress(index, len(work), elapsed, total_s - elapsed))
+                self.bus.publish(Progress(index, len(work), total_s - elapsed))
             if self._cancel:
                 outcome = RunOutcome.CANCELLED
         finally:
             await self.revert_all()
             self._running = False
-            self.bus.publish(RunFinished(outcome))
+            state = "complete" if outcome is RunOutcome.COMPLETED else "cancelled"
+            self.bus.publish(SweepFinished(0, state, len(self._done)))
         return outcome
 
     def _apply(self, config: dict[str, str]) -> None:
-        """Journal first, then 'change' the host, like the real core."""
+        """Journal first, then 'change' the host, like the real core: one entry per knob held."""
         knobs = {k.name: k for k in KNOBS}
-        applied = {(e.host, e.what): e for e in self._journal if e.state == "applied"}
         for name, value in config.items():
             knob = knobs[name]
-            host = "nfs-server" if knob.scope == "server" else "client1…"
-            if value != knob.current and (host, knob.label) not in applied:
-                self._journal.append(JournalEntry(host, knob.label, knob.current, value, "applied"))
-            elif value == knob.current and (host, knob.label) in applied:
-                self._journal.remove(applied[(host, knob.label)])
-                self._journal.append(JournalEntry(host, knob.label, value, knob.current, "reverted"))
-            elif (host, knob.label) in applied and applied[(host, knob.label)].new != value:
-                old = applied[(host, knob.label)]
-                self._journal[self._journal.index(old)] = JournalEntry(host, knob.label, old.old, value, "applied")
-        self.bus.publish(JournalChanged(tuple(self._journal)))
+            held = next((e for e in reversed(self._journal) if e.knob == name and e.state is JournalState.APPLIED), None)
+            if held is not None and held.new_value != value:
+                self._set_state(held, JournalState.REVERTED)
+                held = None
+            if held is None and value != knob.current:
+                host = "nfs-server" if knob.scope == "server" else "client1"
+                now = time.time()
+                target = FAKE_TARGETS.get(name, "test mount")
+                self._journal.append(JournalEntry(len(self._journal) + 1, 0, host, name, target, knob.current,
+                                                  value, now, now, JournalState.APPLIED, ""))
+        self.bus.publish(JournalChanged(0, tuple(self._journal)))
+
+    def _set_state(self, entry: JournalEntry, state: JournalState) -> None:
+        i = self._journal.index(entry)
+        self._journal[i] = JournalEntry(entry.id, entry.session_id, entry.host, entry.knob, entry.target,
+                                        entry.old_value, entry.new_value, entry.created_at, time.time(), state, "")
 
     def pause(self) -> None:
         self._paused.clear()
@@ -299,8 +333,18 @@ class FakeCore:
 
     async def revert_all(self) -> None:
         self.revert_calls += 1
-        self._journal = [JournalEntry(e.host, e.what, e.old, e.new, "reverted") for e in self._journal]
-        self.bus.publish(JournalChanged(tuple(self._journal)))
+        for e in [e for e in self._journal if e.state is JournalState.APPLIED]:
+            self._set_state(e, JournalState.REVERTED)
+        self.bus.publish(JournalChanged(0, tuple(self._journal)))
+
+    async def leftovers(self) -> Sequence[Leftover]:
+        return ()  # the demo never crashed
+
+    async def revert_leftover(self, entry_id: int) -> None:
+        return None
+
+    def dismiss_leftover(self, entry_id: int) -> None:
+        return None
 
     def report_error(self, text: str) -> None:
         """What the real core does when a host misbehaves (used by demos and tests)."""
@@ -336,7 +380,7 @@ class FakeCore:
         )
         effects = []
         for name in dict.fromkeys(n for t in done for n, v in t.config.items() if v != knobs[n].current):
-            vals: dict[str, list[TrialFinished]] = {}
+            vals: dict[str, list[_Done]] = {}
             for t in done:
                 others_default = all(v == knobs[n].current for n, v in t.config.items() if n != name)
                 if others_default:
@@ -354,7 +398,7 @@ class FakeCore:
             notes.append("MTU 9000 must be set on every switch port between server and clients first.")
         return Results(ranked, Recommendation(rec, gain, evidence), tuple(effects), _snippets(rec), tuple(notes))
 
-    def _demo_trials(self) -> list[TrialFinished]:
+    def _demo_trials(self) -> list[_Done]:
         """Results for screenshots without running: the default plan, 3 repetitions."""
         plan = Plan({k.name: k.suggested for k in KNOBS[:5]}, ("seq-write", "seq-read"))
         out = []
@@ -362,7 +406,7 @@ class FakeCore:
             for w in plan.workloads:
                 for _ in range(3):
                     m = BASE_BPS[w] * _config_factor(config, w) * (1 + self._rng.gauss(0, 0.015))
-                    out.append(TrialFinished(0, config, w, m, abs(self._rng.gauss(0.015, 0.005)), True))
+                    out.append(_Done(0, config, w, m, abs(self._rng.gauss(0.015, 0.005)), True))
         return out
 
 

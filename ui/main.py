@@ -42,5 +42,6 @@ def run_gui(args: argparse.Namespace) -> int:
         lambda _loop, ctx: window.crash.handle(type(e), e, e.__traceback__)
         if isinstance(e := ctx.get("exception"), BaseException) else logging.error("%s", ctx.get("message")))
     window.show()
+    loop.call_soon(window.check_leftovers)
     with loop:
         return int(loop.run_forever() or 0)

@@ -6,16 +6,17 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from app import __version__
 from app.events import Level, Message
 from ui.async_tasks import spawn
 from ui.bridge import Bridge
-from ui.core_api import CoreApi
+from ui.core_api import CoreApi, HostError
 from ui.core_factory import make_core
 from ui.crash import CrashHandler
+from ui.leftovers_dialog import LeftoversDialog
 from ui.message_banner import MessageBanner
 from ui.wizard import TuningWizard
 
@@ -27,12 +28,14 @@ DEFAULT_SIZE = (1280, 800)
 class MainWindow(QMainWindow):
     MIN_SIZE = MIN_SIZE
 
-    def __init__(self, db_path: Path, core: CoreApi | None = None, settings: QSettings | None = None) -> None:
+    def __init__(self, db_path: Path, core: CoreApi | None = None, settings: QSettings | None = None,
+                 ssh_config: Path | None = None) -> None:
         super().__init__()
         self.db_path = db_path
-        demo = False
         if core is None:
-            core, demo = make_core(db_path)
+            core, demo = make_core(db_path, ssh_config)
+        else:
+            demo = bool(getattr(core, "demo", False))
         self.core = core
         self.settings = settings or QSettings()
         self.setWindowTitle(f"nfs-tuner {__version__}")
@@ -52,10 +55,18 @@ class MainWindow(QMainWindow):
         db_label.setObjectName("dbPathLabel")
         db_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.statusBar().addPermanentWidget(db_label)
-        if demo:
-            demo_label = QLabel("Demo core: simulated hosts, nothing is changed anywhere.", self)
-            demo_label.setObjectName("demoLabel")
-            self.statusBar().addWidget(demo_label)
+        core_label = QLabel("Demo core: simulated hosts, nothing is changed anywhere." if demo else
+                            "Real hosts: every change is journaled and put back after the run.", self)
+        core_label.setObjectName("demoLabel" if demo else "coreLabel")
+        self.statusBar().addWidget(core_label)
+        self.review_window: QWidget | None = None
+        self.leftovers_dialog: LeftoversDialog | None = None
+        review = QAction("&Review saved sessions…", self)
+        review.setObjectName("reviewAction")
+        review.setShortcut(QKeySequence("Ctrl+R"))
+        review.triggered.connect(self.open_review)
+        self.review_action = review
+        self.menuBar().addMenu("&Sessions").addAction(review)
 
         self.bridge.message.connect(self.show_message)
         self.crash = CrashHandler(self, core.revert_all, core.log_path)
@@ -66,6 +77,27 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value("mainWindow/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+
+    def open_review(self) -> None:
+        """The offline review window over the same session database."""
+        from ui.review.launch import open_review_window
+
+        self.review_window = open_review_window("", self.db_path)
+        self.review_window.show()
+
+    def check_leftovers(self) -> None:
+        """Offer to revert changes an earlier run left behind (call once the loop runs)."""
+        spawn(self._check_leftovers(), owner=self)
+
+    async def _check_leftovers(self) -> None:
+        try:
+            leftovers = await self.core.leftovers()
+        except HostError as exc:
+            self.show_message(Message(Level.WARNING, "Changes of an earlier run could not be checked", str(exc)))
+            return
+        if leftovers:
+            self.leftovers_dialog = LeftoversDialog(self.core, leftovers, self)
+            self.leftovers_dialog.open()
 
     def show_message(self, message: Message) -> None:
         if message.level is Level.ERROR:

@@ -41,8 +41,14 @@ def context_from_facts(
     objective: str = "seq_read",
     workload: Mapping[str, Any] | None = None,
 ) -> SnippetContext:
-    """facts: (host, role, HostFacts.to_dict()) per host; the last snapshot of a host wins."""
-    latest: dict[str, tuple[str, Mapping[str, Any]]] = {h: (r, f) for h, r, f in facts if isinstance(f, Mapping)}
+    """facts: (host, role, HostFacts.to_dict()) per host; the last snapshot of a host wins.
+
+    Only server and client snapshots count: a sweep also stores its measured ceilings
+    as facts of the same hosts (role "ceiling"), which must not hide the host's role.
+    """
+    latest: dict[str, tuple[str, Mapping[str, Any]]] = {
+        h: (r, f) for h, r, f in facts if isinstance(f, Mapping) and r in ("server", "client")
+    }
     servers = [h for h, (r, _) in latest.items() if r == "server"]
     clients = tuple(h for h, (r, _) in latest.items() if r == "client")
     base = SnippetContext(session_id=session_id, objective=objective, workload=workload)

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.store.records import JournalEntry
+
 
 @dataclass(frozen=True, slots=True)
 class SweepStarted:
@@ -32,6 +34,9 @@ class TrialFinished:
     state: str  # TrialState value: ok / broken
     value_bps: float | None  # the trial's mean throughput when ok
     reason: str = ""
+    cv: float | None = None  # stddev / mean of the measured window
+    stable: bool | None = None  # the steady-state detector was satisfied
+    skipped: bool = False  # the admin ended its measuring early (stored as broken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +52,11 @@ class SweepFinished:
     state: str  # SessionState value: complete / cancelled / interrupted
     trials: int
     problems: tuple[str, ...] = ()  # reverts that failed: the admin must look at these hosts
+
+
+@dataclass(frozen=True, slots=True)
+class JournalChanged:
+    """The session's journal of host changes after a change or a revert (whole, oldest first)."""
+
+    session_id: int
+    entries: tuple[JournalEntry, ...]

@@ -5,7 +5,8 @@ import threading
 from app.events import EventBus, Level, Message, SamplesBatch, TelemetryBatch
 from experiments.samples import HostTelemetry, Sample
 from ui.bridge import Bridge
-from ui.core_api import JournalChanged, JournalEntry, TrialStarted
+from app.store.states import JournalState
+from ui.core_api import JournalChanged, JournalEntry, Progress, SweepFinished, TrialStarted
 
 
 def _batch(trial: int, t: float, clients: int = 3) -> SamplesBatch:
@@ -63,11 +64,19 @@ def test_other_events_become_signals(qtbot) -> None:  # type: ignore[no-untyped-
         bus.publish(Message(Level.ERROR, "nfsd did not restart"))
     assert msg.args[0].text == "nfsd did not restart"
     with qtbot.waitSignal(bridge.trialStarted) as started:
-        bus.publish(TrialStarted(3, 1, 4, {"rsize": "1M"}, "seq-write", 1))
+        bus.publish(TrialStarted(1, 3, {"rsize": 1048576}, "seq_write", 0))
     assert started.args[0].trial_id == 3
+    entry = JournalEntry(1, 1, "srv", "nfsd_threads", "/proc/fs/nfsd/threads", 8, 64, 0.0, 0.0,
+                         JournalState.APPLIED, "")
     with qtbot.waitSignal(bridge.journalChanged) as journal:
-        bus.publish(JournalChanged((JournalEntry("srv", "nfsd threads", "8", "64", "applied"),)))
-    assert journal.args[0].entries[0].new == "64"
+        bus.publish(JournalChanged(1, (entry,)))
+    assert journal.args[0].entries[0].new_value == 64
+    with qtbot.waitSignal(bridge.progress) as progress:
+        bus.publish(Progress(1, 4, None))
+    assert progress.args[0].eta_s is None
+    with qtbot.waitSignal(bridge.runFinished) as finished:
+        bus.publish(SweepFinished(1, "cancelled", 1))
+    assert finished.args[0].state == "cancelled"
     bridge.close()
 
 

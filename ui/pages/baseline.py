@@ -53,7 +53,8 @@ class BaselinePage(Page):
             item = QListWidgetItem(w.label, self.workload_list)
             item.setData(Qt.ItemDataRole.UserRole, w.name)
             item.setToolTip(w.description)
-            item.setCheckState(Qt.CheckState.Checked if w.name in DEFAULT_WORKLOADS else Qt.CheckState.Unchecked)
+            default = w.name.replace("_", "-") in DEFAULT_WORKLOADS  # the core's names or the demo's
+            item.setCheckState(Qt.CheckState.Checked if default else Qt.CheckState.Unchecked)
         self.measure_button = QPushButton("&Measure", self)
         self.measure_button.clicked.connect(self.start)
         self.cancel_button = QPushButton("&Stop", self)

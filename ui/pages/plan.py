@@ -148,11 +148,17 @@ class PlanPage(Page):
         self._changed()
 
     def initializePage(self) -> None:
-        measured = set(self.state.baseline.current_bps) if self.state.baseline else {"seq-write", "seq-read"}
+        # today's values are known once the hosts are connected
+        for row, knob in enumerate(self.core.knobs()):
+            if row < len(self.knobs) and knob.name == self.knobs[row].name:
+                self.knobs[row] = knob
+                self.table.item(row, 3).setText(knob.current)
+        measured = set(self.state.baseline.current_bps) if self.state.baseline else set()
+        measured = {w.replace("_", "-") for w in measured} or {"seq-write", "seq-read"}
         self.workload_list.blockSignals(True)
         for i in range(self.workload_list.count()):
             item = self.workload_list.item(i)
-            checked = item.data(Qt.ItemDataRole.UserRole) in measured
+            checked = str(item.data(Qt.ItemDataRole.UserRole)).replace("_", "-") in measured
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.workload_list.blockSignals(False)
         self._changed()

@@ -192,9 +192,12 @@ class ResultsPage(Page):
         self.results = results
         rec = results.recommendation
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in rec.evidence)
-        self.recommendation.setText(
-            f"<p><b>{html.escape(config_text(rec.config))}</b> — {rec.gain_pct:+.0f} % against today's "
-            f"configuration on {html.escape(next(iter(results.ranked), ''))}.</p><ul>{evidence}</ul>")
+        if results.ranked:
+            self.recommendation.setText(
+                f"<p><b>{html.escape(config_text(rec.config))}</b> — {rec.gain_pct:+.0f} % against today's "
+                f"configuration on {html.escape(next(iter(results.ranked), ''))}.</p><ul>{evidence}</ul>")
+        else:  # nothing could be ranked: only the why
+            self.recommendation.setText(f"<ul>{evidence}</ul>")
         self.objective.blockSignals(True)
         self.objective.clear()
         self.objective.addItems(list(results.ranked))

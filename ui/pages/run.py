@@ -29,9 +29,10 @@ from ui.async_tasks import spawn
 from ui.core_api import (
     HostError,
     JournalChanged,
-    RunFinished,
+    Progress,
     RunOutcome,
-    RunProgress,
+    SweepFinished,
+    SweepStarted,
     TrialFinished,
     TrialStarted,
 )
@@ -48,6 +49,7 @@ class RunPage(Page):
         self.task: asyncio.Task[RunOutcome] | None = None
         self.finished_trials: list[TrialFinished] = []
         self.paused = False
+        self.total = 0
         self.labels = {k.name: k.label for k in self.core.knobs()}
 
         self.progress = QProgressBar(self)
@@ -109,6 +111,7 @@ class RunPage(Page):
         layout.addWidget(split, 1)
         layout.addWidget(strip_box)
 
+        self.bridge.sweepStarted.connect(self.on_sweep_started)
         self.bridge.trialStarted.connect(self.on_trial_started)
         self.bridge.trialFinished.connect(self.on_trial_finished)
         self.bridge.progress.connect(self.on_progress)
@@ -119,6 +122,7 @@ class RunPage(Page):
         if self.task is not None or self.state.plan is None:
             return
         total, seconds = self.core.estimate_duration(self.state.plan)
+        self.total = total
         self.progress.setRange(0, total)
         self.progress.setValue(0)
         self.eta_label.setText(f"about {duration(seconds)} left")
@@ -145,41 +149,65 @@ class RunPage(Page):
 
     # --- events from the core ---
     @Slot(object)
-    def on_trial_started(self, ev: TrialStarted) -> None:
-        self.trial_label.setText(f"Trial {ev.index} of {ev.total}: {config_text(ev.config)} · "
-                                 f"{ev.workload}, repetition {ev.repetition}")
+    def on_sweep_started(self, ev: SweepStarted) -> None:
+        self.total = ev.total
         self.progress.setMaximum(ev.total)
+        self.progress.setValue(ev.resumed)
+
+    @Slot(object)
+    def on_trial_started(self, ev: TrialStarted) -> None:
+        index = self.progress.value() + 1
+        config = {self.labels.get(k, k): str(v) for k, v in ev.config.items()}
+        self.trial_label.setText(f"Trial {index} of {max(self.total, index)}: {config_text(config)} · "
+                                 f"{ev.workload}, repetition {ev.repetition + 1}")
 
     @Slot(object)
     def on_trial_finished(self, ev: TrialFinished) -> None:
         self.finished_trials.append(ev)
-        changed = {self.labels.get(k, k): v for k, v in ev.config.items()}
-        mark = "skipped" if ev.skipped else ("stable" if ev.stable else "unstable")
-        item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}, {mark}\n{mb_s(ev.mean_bps)}, CV {ev.cv * 100:.1f} %")
-        item.setToolTip(config_text(changed))
-        icon = QStyle.StandardPixmap.SP_DialogApplyButton if ev.stable else QStyle.StandardPixmap.SP_MessageBoxWarning
+        changed = {self.labels.get(k, k): str(v) for k, v in ev.config.items()}
+        if ev.skipped:
+            mark, figures = "skipped", "not ranked"
+        elif ev.value_bps is None:
+            mark, figures = "broken", ev.reason[:60]
+        else:
+            mark = "stable" if ev.stable else "unstable"
+            figures = mb_s(ev.value_bps) + (f", CV {ev.cv * 100:.1f} %" if ev.cv is not None else "")
+        item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}, {mark}\n{figures}")
+        item.setToolTip(config_text(changed) + (f"\n{ev.reason}" if ev.reason else ""))
+        good = ev.value_bps is not None and bool(ev.stable)
+        icon = QStyle.StandardPixmap.SP_DialogApplyButton if good else QStyle.StandardPixmap.SP_MessageBoxWarning
         item.setIcon(self.style().standardIcon(icon))
         self.strip.addItem(item)
         self.strip.scrollToItem(item)
 
     @Slot(object)
-    def on_progress(self, ev: RunProgress) -> None:
+    def on_progress(self, ev: Progress) -> None:
+        self.total = ev.total
         self.progress.setMaximum(ev.total)
         self.progress.setValue(ev.done)
-        self.eta_label.setText(f"about {duration(ev.eta_s)} left")
+        if ev.eta_s is not None:
+            self.eta_label.setText(f"about {duration(ev.eta_s)} left")
 
     @Slot(object)
     def on_journal(self, ev: JournalChanged) -> None:
         self.journal.setRowCount(len(ev.entries))
         for i, e in enumerate(ev.entries):
-            for col, text in enumerate((e.host, e.what, f"{e.old} → {e.new}", e.state)):
-                self.journal.setItem(i, col, QTableWidgetItem(text))
+            for col, text in enumerate((e.host, self.labels.get(e.knob, e.knob), f"{e.old_value} → {e.new_value}",
+                                        e.state.value)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(e.target)
+                self.journal.setItem(i, col, item)
         self.journal.scrollToBottom()
 
     @Slot(object)
-    def on_run_finished(self, ev: RunFinished) -> None:
-        self.trial_label.setText(f"Run {ev.outcome.value}. Every change on the hosts has been put back.")
-        if ev.outcome is RunOutcome.COMPLETED:
+    def on_run_finished(self, ev: SweepFinished) -> None:
+        outcome = RunOutcome.of(ev)
+        if ev.problems:
+            self.trial_label.setText(f"Run {outcome.value}, but some changes could not be put back: "
+                                     + "; ".join(ev.problems))
+        else:
+            self.trial_label.setText(f"Run {outcome.value}. Every change on the hosts has been put back.")
+        if outcome is RunOutcome.COMPLETED:
             self.progress.setValue(self.progress.maximum())
             self.eta_label.setText("done")
 
