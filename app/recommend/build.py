@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from app.recommend import evidence as ev
-from app.recommend.ceilings import ceiling_share
+from app.recommend.ceilings import cache_answered, ceiling_share
 from app.recommend.model import (
     Ceilings,
     ConfigResult,
@@ -30,8 +30,6 @@ from app.store.store import Store
 from experiments.statistics import compare, estimate
 
 ASYNC_KNOB = "export_sync"
-# A trial faster than the link by this margin was served from a cache, not over NFS.
-BEYOND_LINK = 1.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +231,7 @@ def recommend(
         if figs is None:
             excluded.append(ExcludedTrial(trial.id, dict(trial.config), trial.state.value, "no summary stored"))
             continue
-        if link and figs.mean > link * BEYOND_LINK:
+        if cache_answered(figs.mean, link, measured=True):  # Ceilings hold measured figures
             excluded.append(ExcludedTrial(
                 trial.id, dict(trial.config), trial.state.value,
                 f"{ev.mbps(figs.mean)} is beyond the network ceiling of {ev.mbps(link)}: a cache answered",

@@ -14,6 +14,19 @@ from app.recommend.telemetry import TelemetryDigest
 
 LIMIT_SHARE = 0.85
 BUSY_DISK = 0.9
+# A trial this much faster than the link was served from a cache, not over NFS. A link
+# speed the admin gave is exact; a measured TCP ceiling is a noisy floor of what the
+# link carries (one iperf3 run on a busy host reads low), so only far beyond it is
+# the cache certain.
+BEYOND_GIVEN_LINK = 1.05
+BEYOND_MEASURED_LINK = 3.0
+
+
+def cache_answered(throughput_bps: float, link_bps: float | None, *, measured: bool) -> bool:
+    """Whether a result is beyond what the network can carry (so a cache answered)."""
+    if not link_bps:
+        return False
+    return throughput_bps > link_bps * (BEYOND_MEASURED_LINK if measured else BEYOND_GIVEN_LINK)
 
 
 def disk_ceiling(objective: str, ceilings: Ceilings) -> float | None:

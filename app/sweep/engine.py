@@ -26,6 +26,7 @@ from app.facts.parse_nfs import parse_exportfs
 from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
 from app.recommend import recommend, save
+from app.recommend.ceilings import cache_answered
 from app.recommend.model import Ceilings
 from app.knobs.model import KnobError
 from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
@@ -43,8 +44,6 @@ from experiments.strategies import TrialResult, make_strategy
 
 log = logging.getLogger(__name__)
 
-BEYOND_LINK = 1.05  # this much faster than the link: the data came from a cache
-MEASURED_LINK_MARGIN = 3.0  # a measured (not given) TCP ceiling is a noisy floor: only far beyond it is surely a cache
 INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
@@ -90,7 +89,8 @@ class SweepEngine:
         self.runner = WorkloadRunner(pool, bus, python=spec.python)
         self.policy = RepeatPolicy(spec.plan.max_rel_stddev, spec.plan.min_runs, spec.plan.max_runs)
         self.session_id: int | None = None
-        self.link_bps = spec.link_bps  # the measured TCP ceiling when none was given
+        self.link_bps = spec.link_bps  # per client: given by the admin, else the measured TCP ceiling
+        self.link_measured = False
         self.ceilings = Ceilings(clients=len(spec.clients))
         self._durations: list[float] = []
         # Hooks for a GUI: cleared = pause before the next trial; set = end this trial's measuring now.
@@ -181,9 +181,8 @@ class SweepEngine:
         else:
             self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
         if self.link_bps is None and self.ceilings.network_per_client_bps:
-            # One TCP measurement is a noisy floor of what the link carries, not its
-            # capacity: only far beyond it is a trial surely served from a cache.
-            self.link_bps = self.ceilings.network_per_client_bps * MEASURED_LINK_MARGIN
+            self.link_bps = self.ceilings.network_per_client_bps
+            self.link_measured = True
 
     def _recommend(self, sid: int) -> None:
         """Rank the finished session and keep the recommendation beside its trials."""
@@ -351,10 +350,10 @@ class SweepEngine:
         mean = summary.get("mean")
         if not summary.get("n") or mean is None:
             return TrialState.BROKEN, "no samples after the warm-up: the trial was too short to measure", None
-        link = self.link_bps
-        if link and mean > link * len(self.spec.clients) * BEYOND_LINK:
+        link = self.link_bps * len(self.spec.clients) if self.link_bps else None
+        if link and cache_answered(float(mean), link, measured=self.link_measured):
+            what = "the measured TCP ceiling" if self.link_measured else "what the link carries"
             return TrialState.BROKEN, (
-                f"{mean / 1e6:.1f} MB/s is beyond what the link carries ({link * len(self.spec.clients) / 1e6:.1f} MB/s): "
-                "a cache answered, not the server"
+                f"{mean / 1e6:.1f} MB/s is far beyond {what} ({link / 1e6:.1f} MB/s): a cache answered, not the server"
             ), None
         return TrialState.OK, "", float(mean)

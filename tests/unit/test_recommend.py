@@ -134,12 +134,21 @@ def test_ceiling_share_and_limiting_layer(store: Store) -> None:
 def test_trial_beyond_the_link_is_excluded_as_cached(store: Store) -> None:
     sid = store.create_session(["s"])
     add(store, sid, {"rsize": 65536}, [100 * MB, 101 * MB])
-    cached = add(store, sid, {"rsize": 65536}, [300 * MB])
+    cached = add(store, sid, {"rsize": 65536}, [1200 * MB])  # a client page cache answers at GB/s
     rec = recommend(store, sid, ceilings=Ceilings(network_per_client_bps=117 * MB))
     assert [e.trial_id for e in rec.excluded] == cached
     assert "cache" in rec.excluded[0].reason
     o = rec.for_objective("seq_read")
     assert o is not None and o.best.throughput.n == 2
+
+
+def test_cache_check_trusts_a_given_link_more_than_a_measured_one() -> None:
+    from app.recommend.ceilings import cache_answered
+
+    assert cache_answered(130 * MB, 117 * MB, measured=False)  # a given 1 Gbit/s link cannot carry it
+    assert not cache_answered(130 * MB, 117 * MB, measured=True)  # one busy iperf3 run may read low
+    assert cache_answered(400 * MB, 117 * MB, measured=True)
+    assert not cache_answered(10**12, None, measured=True)
 
 
 def test_pool_stats_evidence_when_threads_removed_the_wait(store: Store) -> None:
