@@ -58,6 +58,14 @@ chmod 755 /run/modprobe
 echo /run/modprobe > /proc/sys/kernel/modprobe
 for m in sunrpc nfsd nfs nfsv3 nfsv4 raid456 bridge; do run /run/modprobe "$m"; done
 
+step memory
+# A UML guest whose page cache fills its RAM can lock up: ksoftirqd spins on network
+# buffers it cannot allocate at the watermark. Keep a reserve for atomic allocations
+# and keep dirty data small, so big buffered reads and writes stay safe.
+echo 32768 > /proc/sys/vm/min_free_kbytes
+echo 16777216 > /proc/sys/vm/dirty_background_bytes
+echo 67108864 > /proc/sys/vm/dirty_bytes
+
 step identity
 hostname "$lab_name"
 mkdir -p /run/lab-etc

@@ -56,9 +56,9 @@ class GuestSpec:
 
 
 GUESTS: tuple[GuestSpec, ...] = (
-    GuestSpec("lab-server", "server", f"{SUBNET_PREFIX}.10", "tap0", "768M", ("md-a.img", "md-b.img", "md-c.img")),
-    GuestSpec("lab-client1", "client", f"{SUBNET_PREFIX}.11", "tap1", "512M"),
-    GuestSpec("lab-client2", "client", f"{SUBNET_PREFIX}.12", "tap2", "512M"),
+    GuestSpec("lab-server", "server", f"{SUBNET_PREFIX}.10", "tap0", "1024M", ("md-a.img", "md-b.img", "md-c.img")),
+    GuestSpec("lab-client1", "client", f"{SUBNET_PREFIX}.11", "tap1", "768M"),
+    GuestSpec("lab-client2", "client", f"{SUBNET_PREFIX}.12", "tap2", "768M"),
 )
 
 
