@@ -8,9 +8,11 @@ reading its recorded runs, and pays their recorded durations. Over several seeds
 the adaptive and one-factor-at-a-time strategies' result as a share of the grid's
 best and the share of the grid's trial time they used. Goal: within 5 % using ≤ 25 %.
 
-Run: .venv/bin/python benchmarks/search_efficiency.py [--regenerate] [--grid FILE]
-The bundled grid is synthetic (a realistic gigabit seq-read surface with noise);
-replace it with a grid recorded in the lab (same format).
+Run: .venv/bin/python benchmarks/search_efficiency.py [--grid FILE] [--regenerate]
+--grid defaults to the grid recorded in the lab (benchmarks/data/grid_seqread_lab.json,
+made by benchmarks/record_grid.py) when it is there, else the synthetic one
+(benchmarks/data/grid_seqread.json: a realistic gigabit seq-read surface with noise).
+--regenerate rewrites the synthetic grid (at --grid, default the synthetic file).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ sys.path.insert(0, str(REPO))
 from experiments.plan import Config, Plan  # noqa: E402
 from experiments.strategies import TrialResult, best_config, make_strategy, run_offline  # noqa: E402
 
-DEFAULT_GRID = Path(__file__).with_name("data") / "grid_seqread.json"
+SYNTHETIC_GRID = Path(__file__).with_name("data") / "grid_seqread.json"
+LAB_GRID = Path(__file__).with_name("data") / "grid_seqread_lab.json"
 KNOBS: dict[str, list[int]] = {
     "rsize": [8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576],
     "nfsd_threads": [4, 8, 16, 32, 64, 128],
@@ -71,17 +74,23 @@ def load_grid(path: Path) -> tuple[dict[str, list[int]], dict[Config, tuple[floa
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", type=Path, default=DEFAULT_GRID)
+    ap.add_argument("--grid", type=Path, help="a recorded grid (default: the lab's if recorded, else the synthetic)")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the synthetic grid fixture")
     ap.add_argument("--seeds", type=int, default=10)
     args = ap.parse_args()
+    if args.grid is None:
+        args.grid = SYNTHETIC_GRID if args.regenerate or not LAB_GRID.exists() else LAB_GRID
     if args.regenerate:
         args.grid.parent.mkdir(parents=True, exist_ok=True)
         args.grid.write_text(json.dumps(synthetic_grid(), indent=1) + "\n")
     knobs, table = load_grid(args.grid)
     grid_best, grid_best_v = max(table.items(), key=lambda kv: kv[1][0])[0], max(v for v, _ in table.values())
     grid_time = sum(d for _, d in table.values())
+    source = json.loads(args.grid.read_text()).get("source", "")
+    print(f"grid file: {args.grid.relative_to(REPO) if args.grid.is_relative_to(REPO) else args.grid} ({source})")
     print(f"grid: {len(table)} configs, best {grid_best_v:.1f} at {dict(grid_best)}, trial time {grid_time / 3600:.1f} h")
+    near = sum(1 for v, _ in table.values() if v >= 0.95 * grid_best_v)
+    print(f"configs within 5 % of the best: {near} of {len(table)} (a flat or noisy top makes the goal easy or hard)")
     print(f"{'strategy':9} {'seed':>4} {'configs':>7} {'of best':>8} {'time share':>10}")
     for name in ("adaptive", "ofat"):
         quality, share = [], []

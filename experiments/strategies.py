@@ -201,6 +201,8 @@ class CoordinateStrategy(_Base):
                     values = self.knobs[knob]
                     i = values.index(cur[knob])
                     idx = self._scan_indices(len(values), i, first)
+                    if not idx:  # a knob with one value has no neighbours to try
+                        continue
                     scores = dict(zip(idx, evaluate([cur.replace(knob, values[j]) for j in idx]), strict=True))
                     if len(values) > self.full_scan and first:  # refine around the coarse best
                         b = max(scores, key=lambda j: scores[j])

@@ -151,3 +151,12 @@ def test_make_strategy_picks_by_name() -> None:
     assert isinstance(make_strategy(Plan(knobs=KNOBS, strategy="grid")), GridStrategy)
     assert isinstance(make_strategy(Plan(knobs=KNOBS, strategy="ofat")), OneFactorStrategy)
     assert isinstance(make_strategy(Plan(knobs=KNOBS)), CoordinateStrategy)
+
+
+def test_adaptive_search_copes_with_a_knob_that_has_one_value() -> None:
+    from experiments.plan import Plan
+    from experiments.strategies import make_strategy, run_offline
+
+    plan = Plan(knobs={"rsize": (32768, 1048576), "wsize": (1048576,)}, strategy="adaptive")
+    results = run_offline(make_strategy(plan), lambda c: float(c["rsize"]))
+    assert max(r.value for r in results if r.value is not None) == 1048576.0
