@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from app import __version__
+from app.commands.common import UsageError
 from app.paths import DB_ENV
 
 # Modules that add a subcommand; imported when the parser is built.
@@ -69,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if func is None:
         build_parser().print_help()
         return 2
-    return int(func(args) or 0)
+    try:
+        return int(func(args) or 0)
+    except UsageError as exc:  # bad input the parser could not see (a missing file, …)
+        print(f"nfs-tuner: {exc}", file=sys.stderr)
+        return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

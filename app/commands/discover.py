@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from app.commands.common import UsageError, ssh_config_path
+from app.commands.common import ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
 from app.facts import HostFacts
 from app.hosts import HostPool, SshSettings, UnknownHostKey
@@ -41,11 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        config = ssh_config_path(args.ssh_config)
-    except UsageError as exc:
-        print(f"nfs-tuner: {exc}", file=sys.stderr)
-        return 2
+    config = ssh_config_path(args.ssh_config)
     if args.list_hosts:
         for name in hosts_from_ssh_config(config):
             print(name)

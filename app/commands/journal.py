@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from app.commands.common import UsageError, ssh_config_path
+from app.commands.common import ssh_config_path
 from app.hosts import HostError, HostPool, SshSettings
 from app.knobs import recovery
 from app.knobs.model import KnobError
@@ -66,11 +66,7 @@ def main(args: argparse.Namespace) -> int:
                 recovery.dismiss(store, e)
                 print(f"dismissed #{e.id}")
             return 0
-        try:
-            config = ssh_config_path(args.ssh_config)
-        except UsageError as exc:
-            print(f"nfs-tuner: {exc}", file=sys.stderr)
-            return 2
+        config = ssh_config_path(args.ssh_config)
         return asyncio.run(_connected(args.action, store, chosen, SshSettings(config_file=config)))
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from app.commands.common import UsageError, add_ssh_options, ssh_config_path
+from app.commands.common import add_ssh_options, ssh_config_path
 from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
 from app.hosts import HostError, SshSettings
@@ -29,11 +29,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        config = ssh_config_path(args.ssh_config)
-    except UsageError as exc:
-        print(f"nfs-tuner: {exc}", file=sys.stderr)
-        return 2
+    config = ssh_config_path(args.ssh_config)
     hosts = [args.server, *args.client]
     results = asyncio.run(run_discovery(SshSettings(config_file=config), hosts, args.trust_new_keys, ask=ask_tty))
     failed = [r for r in results if r.facts is None]

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from app.hosts import HostConnection, HostError, RemoteProcess
 from app.runner.errors import RunError
@@ -23,6 +23,30 @@ from experiments.samples import HostTelemetry, Sample
 EventSink = Callable[["AgentHandle", AgentEvent], None]
 
 EXIT_WAIT_S = 5.0  # after stdin EOF the agent needs well under a second; allow for slow hosts
+
+
+class _Streamed(Protocol):
+    host: str
+    proc: RemoteProcess | None
+    ended: asyncio.Event
+    _reader: asyncio.Task[None] | None
+
+    def _fail(self, error: RunError) -> None: ...
+
+
+async def wait_or_close(handle: _Streamed, what: str, timeout: float) -> None:
+    """Wait for a streamed remote process to end; close its channel if it overstays."""
+    try:
+        await asyncio.wait_for(handle.ended.wait(), timeout)
+    except TimeoutError:
+        if handle.proc is not None:
+            handle.proc.terminate()
+        handle._fail(RunError(handle.host, f"{what} did not stop within {timeout:.0f} s; its channel was closed"))
+        if handle._reader is not None:
+            handle._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await handle._reader
+        handle.ended.set()
 
 
 class AgentHandle:
@@ -121,17 +145,7 @@ class AgentHandle:
 
     async def wait(self, timeout: float = EXIT_WAIT_S) -> None:
         """Wait for the end; terminate the channel if the agent does not leave in time."""
-        try:
-            await asyncio.wait_for(self.ended.wait(), timeout)
-        except TimeoutError:
-            if self.proc is not None:
-                self.proc.terminate()
-            self._fail(RunError(self.host, f"the load agent did not stop within {timeout:.0f} s; its channel was closed"))
-            if self._reader is not None:
-                self._reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._reader
-            self.ended.set()
+        await wait_or_close(self, "the load agent", timeout)
 
     @property
     def warnings(self) -> list[str]:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.hosts import HostConnection, HostError, RemoteProcess
-from app.runner.agent_handle import EXIT_WAIT_S
+from app.runner.agent_handle import EXIT_WAIT_S, wait_or_close
 from app.runner.errors import RunError
 from experiments.agent_protocol import AgentEvent, AgentNotice, AgentSummary
 from experiments.fio import parse_fio_json, to_fio_job
@@ -214,17 +214,7 @@ class FioHandle:
             self.proc.write_eof()
 
     async def wait(self, timeout: float = EXIT_WAIT_S) -> None:
-        try:
-            await asyncio.wait_for(self.ended.wait(), timeout)
-        except TimeoutError:
-            if self.proc is not None:
-                self.proc.terminate()
-            self._fail(RunError(self.host, f"fio did not stop within {timeout:.0f} s; its channel was closed"))
-            if self._reader is not None:
-                self._reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._reader
-            self.ended.set()
+        await wait_or_close(self, "fio", timeout)
 
     @property
     def warnings(self) -> list[str]:
