@@ -97,7 +97,7 @@ def test_bundle_carries_the_files_read_at_run_time(bundle: Path) -> None:
     names = set(out.stdout.splitlines())
     wanted = {
         "experiments/agent.py",  # sent to the hosts as source text
-        "resources/style.qss",
+        "app/knobs/deadman_host.py",  # likewise
         f"resources/desktop/{APP_ID}.desktop",
         f"resources/desktop/{APP_ID}-256.png",
     }

@@ -75,7 +75,7 @@ def test_metainfo_matches_the_project() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     root = ET.parse(METAINFO).getroot()
     assert root.get("type") == "desktop-application"
-    assert root.findtext("project_license") == project["license"]["text"] == "GPL-3.0-or-later"
+    assert root.findtext("project_license") == project["license"] == "GPL-3.0-or-later"
     assert root.findtext("metadata_license") == "CC0-1.0"
     assert root.findtext("url[@type='homepage']", "").startswith("https://")
     assert root.find("content_rating") is not None
