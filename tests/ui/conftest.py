@@ -32,6 +32,11 @@ def loop(qapp: QApplication) -> Iterator[QEventLoop]:
         task.cancel()
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(None)
+    # asyncssh resolves names in the loop's default executor, whose QThreads must be
+    # joined here: Qt aborts the process if they are still alive at exit.
+    executor = getattr(ev_loop, "_QEventLoop__default_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 @pytest.fixture
