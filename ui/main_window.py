@@ -18,6 +18,7 @@ from ui.core_factory import make_core
 from ui.crash import CrashHandler
 from ui.leftovers_dialog import LeftoversDialog
 from ui.message_banner import MessageBanner
+from ui.questions import ask_to_revert
 from ui.wizard import TuningWizard
 
 log = logging.getLogger(__name__)
@@ -119,17 +120,10 @@ class MainWindow(QMainWindow):
     def ask_close(self) -> None:
         if self.close_question is not None and self.close_question.isVisible():
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "A run is in progress",
-                          "Quit now? The run stops and every change made on the hosts is put back first.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.setObjectName("closeQuestion")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-        box.button(QMessageBox.StandardButton.Yes).setText("&Revert and quit")
-        box.button(QMessageBox.StandardButton.No).setText("&Keep running")
-        box.finished.connect(lambda _r: box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
-                             and self._revert_then_close())
-        self.close_question = box
-        box.open()
+        self.close_question = ask_to_revert(
+            self, "closeQuestion", "A run is in progress",
+            "Quit now? The run stops and every change made on the hosts is put back first.",
+            "&Revert and quit", self._revert_then_close)
 
     def _revert_then_close(self) -> None:
         self.statusBar().showMessage("Stopping the run and putting every change back…")

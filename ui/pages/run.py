@@ -38,6 +38,7 @@ from ui.core_api import (
 )
 from ui.live_plot import LivePlots
 from ui.pages.base import Page, config_text, duration, mb_s
+from ui.questions import ask_to_revert
 
 
 class RunPage(Page):
@@ -224,17 +225,9 @@ class RunPage(Page):
 
     @Slot()
     def ask_cancel(self) -> None:
-        box = QMessageBox(QMessageBox.Icon.Question, "Cancel the run?",
-                          "Stop the run and put back every change made on the hosts?",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.setObjectName("cancelQuestion")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-        box.button(QMessageBox.StandardButton.Yes).setText("Cancel and &revert")
-        box.button(QMessageBox.StandardButton.No).setText("&Keep running")
-        box.finished.connect(lambda _r: box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
-                             and self.cancel())
-        self.cancel_question = box
-        box.open()
+        self.cancel_question = ask_to_revert(
+            self, "cancelQuestion", "Cancel the run?",
+            "Stop the run and put back every change made on the hosts?", "Cancel and &revert", self.cancel)
 
     def cancel(self) -> None:
         self.trial_label.setText("Cancelling and putting every change back…")
