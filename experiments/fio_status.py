@@ -80,6 +80,7 @@ class FioStatusSampler:
         self.interval = interval_s
         self.start_ms: float | None = None  # the host's epoch (ms) when the first job started
         self.last: dict[str, Any] | None = None  # the latest document: fio's summary at the end
+        self.counters: tuple[int, int, int] | None = None  # its cumulative (read, written, ops); None before any
         self._points: list[_Point] = [_Point(0.0, 0, 0, 0)]
         self._k = 0  # grid points emitted so far
         self._emitted = (0, 0, 0)  # cumulative counters already in samples
@@ -91,7 +92,7 @@ class FioStatusSampler:
     def feed(self, doc: dict[str, Any]) -> list[Sample]:
         """Samples for every grid point this document completes (none while fio lays out files)."""
         self.last = doc
-        read, written, ops = _counters(doc)
+        read, written, ops = self.counters = _counters(doc)
         running = [int(j.get("job_runtime", 0)) for j in doc["jobs"]]
         stamp = float(doc.get("timestamp_ms", 0))
         if self.start_ms is None:

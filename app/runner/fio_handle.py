@@ -6,6 +6,10 @@ data directory on the test mount, lays out the files a read needs, says ``ready`
 on ``go`` starts fio with live JSON status at the spec's interval. fio ignores its
 stdin, so closing the channel would not stop it: the wrapper's watcher ends fio when
 stdin closes (``stop()``), and an EXIT trap removes both directories whatever happened.
+
+Like the agent's ``stall_timeout``, a watchdog stops fio and fails the run when fio's
+cumulative counters stand still for ``stall_s`` (a dead server: fio's status thread
+keeps printing while its I/O hangs in the kernel).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
+from errno import ETIMEDOUT
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +38,9 @@ READY = "nfs-tuner-fio ready"
 DATA_PREFIX = ".nfs-tuner-fio-"
 _PREPARE_KINDS = ("seq_read", "rand_read", "mixed", "rewrite")  # fio would lay these out after go
 _READ_KINDS = ("seq_read", "rand_read", "mixed")
+STALL_TIMEOUT_S = 120.0  # the agent's default stall_timeout (experiments/agent.py, Ctx.stall_s); a test ties them
+STARTUP_GRACE_S = 30.0  # before fio's first status the stall clock allows this much more: startup, layout
+STALL_WORDS = "no operation completed for {:g} s: the NFS server or the network stopped answering; check both"
 
 # $1 fio  $2 data dir (on the mount, made here)  $3 job text  $4 status interval (ms)  $5 prepare (0/1)
 WRAPPER = r"""
@@ -101,7 +109,7 @@ class FioHandle:
     role = "workload"
 
     def __init__(self, conn: HostConnection, spec: WorkloadSpec, directory: str, on_event: FioSink, *,
-                 fio: str = "fio") -> None:
+                 fio: str = "fio", stall_s: float | None = None) -> None:
         self.conn = conn
         self.host = conn.name
         self.spec = spec
@@ -123,7 +131,11 @@ class FioHandle:
         self.notices: list[AgentNotice] = []
         self.caches_dropped = False  # set by the run when it dropped this client's caches
         self.stopping = False
+        self.stall_s = STALL_TIMEOUT_S if stall_s is None else stall_s  # <= 0: never, as for the agent
+        self._stall_deadline = float("inf")  # monotonic; set by go(), moved on by every advance
+        self._counted: tuple[int, int, int] | None = None  # fio's counters when the stall clock last restarted
         self._reader: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         argv = wrapper_argv(self.fio, self.workdir, self.job, self.spec.interval_s, self.spec.kind in _PREPARE_KINDS)
@@ -168,12 +180,32 @@ class FioHandle:
     def _status(self, doc: dict[str, Any]) -> None:
         for sample in self.sampler.feed(doc):
             self._emit(sample)
+        self._note_progress()
         if self.started_epoch is None and self.sampler.start_epoch is not None:
             self.started_epoch = self.sampler.start_epoch
             self.notices.append(AgentNotice(self.host, "start", {"epoch": self.started_epoch}))
         for name, errno in job_errors(doc):
             words = "the export is full (ENOSPC)" if errno == 28 else os.strerror(errno)
             self._fail(RunError(self.host, f"fio job {name} failed: {words}", errno))
+
+    def _note_progress(self) -> None:
+        """The stall clock restarts at fio's first status and whenever its counters move."""
+        counters = self.sampler.counters
+        if counters != self._counted:
+            self._counted = counters
+            self._stall_deadline = time.monotonic() + self.stall_s
+
+    async def _watch_stall(self) -> None:
+        """Stop fio and fail as the agent does when nothing moved for stall_s."""
+        while not self.ended.is_set() and not self.stopping:
+            left = self._stall_deadline - time.monotonic()
+            if left <= 0:
+                self._fail(RunError(self.host, STALL_WORDS.format(self.stall_s), ETIMEDOUT))
+                self.stop()
+                await wait_or_close(self, "fio", EXIT_WAIT_S)  # a hung fio ignores TERM: close the channel
+                return
+            with contextlib.suppress(TimeoutError):  # at most stall_s: fio's first status brings the deadline nearer
+                await asyncio.wait_for(self.ended.wait(), min(left, self.stall_s))
 
     def _conclude(self) -> None:
         """The summary from fio's last document, or an error saying why there is none."""
@@ -207,6 +239,9 @@ class FioHandle:
             return
         with contextlib.suppress(HostError):
             await self.proc.write("go\n")
+        if self.stall_s > 0:
+            self._stall_deadline = time.monotonic() + self.stall_s + STARTUP_GRACE_S  # until fio's first status
+            self._watch = asyncio.create_task(self._watch_stall(), name=f"fio-stall-{self.host}")
 
     def stop(self) -> None:
         self.stopping = True
@@ -215,6 +250,8 @@ class FioHandle:
 
     async def wait(self, timeout: float = EXIT_WAIT_S) -> None:
         await wait_or_close(self, "fio", timeout)
+        if self._watch is not None:
+            await self._watch  # ends with fio; awaited so that no task outlives the run
 
     @property
     def warnings(self) -> list[str]:

@@ -111,7 +111,9 @@ class WorkloadRunner:
 
         The result's ``error`` says why it ended early; ``samples`` hold what came
         before. ``max_s`` caps the measured time; ``monitor`` may end it sooner.
-        ``engine``: "agent", "fio" (ValueError if the spec has no fio job) or "auto".
+        ``engine``: "agent", "fio" (ValueError if the spec has no fio job) or "auto". ``stall_timeout``:
+        no I/O for this long fails the run on either engine (None: the agent's default,
+        fio_handle.STALL_TIMEOUT_S).
         """
         if not clients:
             raise ValueError("a run needs at least one client")
@@ -220,7 +222,7 @@ class _Run:
         for c in self.clients:
             if self.fio_paths is not None:
                 self.workers.append(FioHandle(pool[c.host], self.workload, c.directory, self.on_event,
-                                              fio=self.fio_paths[c.host]))
+                                              fio=self.fio_paths[c.host], stall_s=stall))
                 continue
             cfg = self.workload.to_agent_config(c.directory, **control)
             self.workers.append(AgentHandle(pool[c.host], cfg, self.on_event, python=python.get(c.host, "python3")))

@@ -3,17 +3,28 @@
 The fixtures are the stdout of the runner's fio wrapper (app/runner/fio_handle.py)
 with ``--output-format=json --status-interval=250ms``, rate-capped at 16 MiB/s:
 seq_write_2jobs.txt ran to the end (2 jobs × 48 MiB); seq_read_stopped.txt was
-stopped after about 1.3 s by closing the wrapper's stdin.
+stopped after about 1.3 s by closing the wrapper's stdin. The stall tests play the
+wrapper in process (_FakeFio), printing documents in the same shape.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import AsyncIterator, Callable
+from errno import ETIMEDOUT
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from app.runner.fio_handle import WRAPPER, cache_mode, wrapper_argv
+import app.runner.fio_handle as fh
+from app.events import EventBus
+from app.hosts import CommandResult
+from app.runner import ClientWork, RunResult, WorkloadRunner
+from app.runner.fio_handle import READY, STALL_TIMEOUT_S, WRAPPER, FioHandle, cache_mode, wrapper_argv
+from experiments import agent
 from experiments import workloads as w
 from experiments.fio import fio_exact, parse_fio_json
 from experiments.fio_status import FioStatusSampler, FioStatusStream, job_errors
@@ -71,7 +82,8 @@ def test_a_coarser_grid_keeps_the_same_totals() -> None:
 
 def _doc(ms: int, runtime: int, written: int, ios: int, error: int = 0) -> dict[str, object]:
     job = {"jobname": "j", "error": error, "job_runtime": runtime,
-           "read": {"io_bytes": 0, "total_ios": 0}, "write": {"io_bytes": written, "total_ios": ios}}
+           "read": {"io_bytes": 0, "total_ios": 0, "runtime": 0},
+           "write": {"io_bytes": written, "total_ios": ios, "runtime": runtime, "clat_ns": {"max": 1e6}}}
     return {"timestamp_ms": ms, "jobs": [job]}
 
 
@@ -139,3 +151,130 @@ def test_sweep_carries_the_engine_from_the_cli_to_the_stored_plan() -> None:
         SweepSpec("s", ("c",), "/srv", spec.plan, engine="iozone")
     with pytest.raises(SystemExit):
         parse([*base, "--engine", "iozone"])
+
+
+class _FakeFio:
+    """The wrapper's end of the channel, in process: says ready, then prints what play() makes it."""
+
+    def __init__(self, *, obeys_stop: bool = True) -> None:
+        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.lines.put_nowait(READY + "\n")
+        self.went = asyncio.Event()
+        self.went_at = 0.0
+        self.obeys_stop = obeys_stop  # False: fio hangs in the kernel and ignores the wrapper's TERM
+        self.eof = self.terminated = False
+        self.exit_status: int | None = None
+
+    async def write(self, data: str) -> None:
+        if data == "go\n":
+            self.went_at = time.monotonic()
+            self.went.set()
+
+    def write_eof(self) -> None:
+        self.eof = True
+
+    def terminate(self) -> None:
+        self.terminated = True
+        self.end(None)
+
+    def end(self, status: int | None) -> None:
+        self.exit_status = status
+        self.lines.put_nowait(None)
+
+    def status(self, doc: dict[str, object]) -> None:
+        for line in json.dumps(doc, indent=1).splitlines():
+            self.lines.put_nowait(line + "\n")
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        while (line := await self.lines.get()) is not None:
+            yield line
+
+    async def wait(self, timeout: float | None = None) -> CommandResult:
+        return CommandResult(self.exit_status, "", "")
+
+    async def play(self, written_at: Callable[[float], int], for_s: float, every: float = 0.05) -> None:
+        """Status documents every ``every`` s with ``written_at(t)`` bytes, until done or stopped."""
+        await self.went.wait()
+        while True:
+            t = time.monotonic() - self.went_at
+            written = written_at(t)
+            self.status(_doc(1000 + round(t * 1000), round(t * 1000), written, written // 4096))
+            if t >= for_s or (self.eof and self.obeys_stop):
+                self.end(0)
+                return
+            await asyncio.sleep(every)
+
+
+class _FakeHost:
+    def __init__(self, name: str, fio: _FakeFio) -> None:
+        self.name = name
+        self.fio = fio
+
+    async def run(self, argv: list[str], timeout: float | None = None) -> CommandResult:
+        return CommandResult(0, "/usr/bin/fio\n", "")  # find_fio: fio is installed
+
+    async def start(self, argv: list[str]) -> _FakeFio:
+        return self.fio
+
+
+def _run_fake(fio: _FakeFio, written_at: Callable[[float], int], for_s: float, **kw: Any) -> tuple[RunResult, float]:
+    """(result, seconds from go to the run's end) of a fio run on client c1 against the fake."""
+    async def scenario() -> RunResult:
+        player = asyncio.create_task(fio.play(written_at, for_s))
+        pool: Any = {"c1": _FakeHost("c1", fio)}
+        result = await WorkloadRunner(pool, EventBus()).run(
+            1, w.SeqWrite(interval_s=0.1), [ClientWork("c1", "/mnt/t")], engine="fio", max_s=5.0, **kw)
+        await player
+        return result
+
+    result = asyncio.run(scenario())
+    return result, time.monotonic() - fio.went_at
+
+
+def test_fio_that_stops_moving_fails_like_the_agent_and_keeps_its_samples() -> None:
+    fio = _FakeFio()
+    result, took = _run_fake(fio, lambda t: round(min(t, 0.3) * 1e6), for_s=4.0, stall_timeout=0.5)
+    assert result.engine == "fio" and result.ended == "error"
+    assert result.error is not None and result.error.host == "c1" and result.error.errno == ETIMEDOUT
+    assert str(result.error) == ("c1: no operation completed for 0.5 s: the NFS server or the network "
+                                 "stopped answering; check both")
+    assert 0.3 + 0.5 <= took < 1.6  # counted from the last advance, not from go; well before max_s
+    assert fio.eof and not fio.terminated  # stopped as cancel stops it, and fio obeyed
+    assert len(result.samples) >= 3 and sum(s.bytes_written for s in result.samples) == 300_000
+    assert result.summaries == {}
+
+
+def test_fio_that_moves_slowly_is_not_a_stall() -> None:
+    fio = _FakeFio()
+    slow = 4096 * 100
+    result, took = _run_fake(fio, lambda t: slow * int(t / 0.3), for_s=1.3, stall_timeout=0.5)
+    assert result.ok, result.error
+    assert result.ended == "done" and took >= 1.3
+    assert sum(s.bytes_written for s in result.samples) == 4 * slow == result.summaries["c1"].bytes_written
+
+
+def test_fio_silent_from_go_gets_the_startup_grace_then_its_channel_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fh, "STARTUP_GRACE_S", 0.3)
+    monkeypatch.setattr(fh, "EXIT_WAIT_S", 0.2)
+    fio = _FakeFio(obeys_stop=False)  # prints no status at all, and ignores the stop
+
+    async def scenario() -> tuple[FioHandle, float]:
+        handle = FioHandle(_FakeHost("c1", fio), w.SeqWrite(), "/mnt/t", lambda h, e: None, stall_s=0.2)  # type: ignore[arg-type]
+        await handle.start()
+        await handle.ready.wait()
+        await handle.go()
+        await asyncio.wait_for(handle.ended.wait(), 2.0)
+        took = time.monotonic() - fio.went_at
+        await handle.wait()
+        return handle, took
+
+    handle, took = asyncio.run(scenario())
+    assert 0.69 <= took < 1.5  # the grace before a first status (0.3) + the stall (0.2), then EXIT_WAIT_S (0.2)
+    assert fio.eof and fio.terminated
+    assert handle.error is not None and handle.error.errno == ETIMEDOUT  # not "did not stop": the cause is kept
+    assert handle.error.message.startswith("no operation completed for 0.2 s")
+
+
+def test_fio_stall_default_is_the_agent_s() -> None:
+    handle = FioHandle(_FakeHost("c1", _FakeFio()), w.SeqWrite(), "/mnt/t", lambda h, e: None)  # type: ignore[arg-type]
+    assert handle.stall_s == STALL_TIMEOUT_S == agent.Ctx({}, None, None).stall_s
