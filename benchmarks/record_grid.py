@@ -1,7 +1,7 @@
 """Record a real seq-read grid in the lab for benchmarks/search_efficiency.py.
 
 Every combination of rsize (= wsize: the two are applied together), nfsd threads and
-client readahead is run once through the product's sweep engine (journal, a fresh test
+client readahead is run --runs times (default 2) at a fixed MTU (default 9000) through the product's sweep engine (journal, a fresh test
 mount per trial, caches dropped on server and client before the trial and before every
 pass over the file, warm-up, short measurement) and written in the format of
 benchmarks/data/grid_seqread.json: per configuration its measured MB/s ("values") and
@@ -16,6 +16,8 @@ called "rsize" in the output (wsize is equal to it in every run).
     .venv/bin/python benchmarks/record_grid.py --rsize 32k,1M --threads 8 --readahead 128  # smoke
 
 The link must be shaped as it should be for the figures (python -m tests.lab profile gigabit).
+The client's own mounts of the server (the lab's /mnt/lab) are unmounted for the run and
+put back after: the test mounts must open their own connections at the grid's MTU.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.events import EventBus  # noqa: E402
+from benchmarks.lab_mounts import without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.store import Store, TrialState  # noqa: E402
 from app.sweep import SweepEngine, SweepSpec, TrialFinished  # noqa: E402
@@ -57,8 +60,9 @@ async def _record_block(args: argparse.Namespace, settings: SshSettings, db: Pat
                         threads: list[int], readahead: list[int], first: bool, seed: int) -> tuple[int, list[dict]]:  # fmt: skip
     timing = Timing(setup_s=10.0, warmup_s=args.warmup, min_measure_s=args.measure, max_measure_s=args.measure)
     plan = Plan(knobs={"rsize": (rsize,), "wsize": (rsize,), "nfsd_threads": tuple(threads),
-                       "read_ahead_kb": tuple(readahead)},
-                workloads=("seq_read",), strategy="grid", min_runs=1, max_runs=1, seed=seed, timing=timing)  # fmt: skip
+                       "read_ahead_kb": tuple(readahead), **({"mtu": (args.mtu,)} if args.mtu else {})},
+                workloads=("seq_read",), strategy="grid", min_runs=args.runs, max_runs=args.runs, seed=seed,
+                timing=timing)  # fmt: skip
     spec = SweepSpec(args.server, (args.client,), args.export, plan, file_size=args.file_size * MIB,
                      measure_ceilings=first and not args.no_ceilings,
                      link_bps=args.link_mbps * 1e6 if args.link_mbps else None)  # fmt: skip
@@ -86,6 +90,17 @@ async def _record_block(args: argparse.Namespace, settings: SshSettings, db: Pat
     return sid, rows
 
 
+def _grouped(ok: list[dict]) -> list[dict]:
+    """One entry per configuration with all its runs, in the order first recorded."""
+    by: dict[str, dict] = {}
+    for r in ok:
+        entry = by.setdefault(json.dumps(r["config"], sort_keys=True),
+                              {"config": r["config"], "values": [], "durations_s": []})  # fmt: skip
+        entry["values"].append(r["value"])
+        entry["durations_s"].append(r["duration_s"])
+    return list(by.values())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ssh-config", type=Path, default=REPO / ".lab" / "ssh_config")
@@ -102,6 +117,8 @@ def main() -> None:
     ap.add_argument("--link-mbps", type=float, default=125.0,
                     help="the shaped link in MB/s: faster trials are broken (0: judge by the measured TCP ceiling,"
                          " which the lab's CPU-bound iperf3 puts below what NFS reaches)")
+    ap.add_argument("--mtu", type=int, default=9000, help="the MTU on both ends for every trial (0: leave it)")
+    ap.add_argument("--runs", type=int, default=2, help="trials per configuration")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--db", type=Path, help="session database (default: a new file under /tmp)")
     ap.add_argument("--out", type=Path, default=OUT)
@@ -118,11 +135,12 @@ def main() -> None:
     random.Random(args.seed).shuffle(order)  # the rsize blocks in a shuffled order too
     runs: list[dict] = []
     sessions = []
-    for i, rsize in enumerate(order):
-        print(f"rsize=wsize={rsize} (block {i + 1}/{len(order)}), load {_load()}", flush=True)
-        sid, rows = asyncio.run(_record_block(args, settings, db, rsize, threads, readahead, i == 0, args.seed + i))
-        sessions.append(sid)
-        runs += rows
+    with without_standing_mounts(args.ssh_config, args.client, args.server):
+        for i, rsize in enumerate(order):
+            print(f"rsize=wsize={rsize} (block {i + 1}/{len(order)}), load {_load()}", flush=True)
+            sid, rows = asyncio.run(_record_block(args, settings, db, rsize, threads, readahead, i == 0, args.seed + i))
+            sessions.append(sid)
+            runs += rows
     elapsed = time.monotonic() - t0
     broken = [r for r in runs if r["value"] is None]
     ok = [r for r in runs if r["value"] is not None]
@@ -131,10 +149,11 @@ def main() -> None:
         "unit": "MB/s",
         "source": (f"lab {args.server} -> {args.client}:{args.export}, recorded {time.strftime('%Y-%m-%d %H:%M')} "
                    f"by benchmarks/record_grid.py; rsize=wsize; {args.file_size} MiB file, warm-up {args.warmup} s, "
-                   f"{args.measure} s measured, 1 run each; {len(broken)} broken trials left out; "
+                   f"{args.measure} s measured, {args.runs} runs each, MTU {args.mtu or 'as found'}; "
+                   f"{len(broken)} broken trials left out; "
                    f"recording took {elapsed / 60:.1f} min; load at the end {_load()}; sessions {sessions} in {db}"),
         "knobs": {"rsize": sorted(rsizes), "nfsd_threads": sorted(threads), "read_ahead_kb": sorted(readahead)},
-        "runs": [{"config": r["config"], "values": [r["value"]], "durations_s": [r["duration_s"]]} for r in ok],
+        "runs": _grouped(ok),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")

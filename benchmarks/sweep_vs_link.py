@@ -1,9 +1,13 @@
 """A sweep in the lab, then its seq-read recommendation checked the way an admin would.
 
-1. Sweep rsize, wsize, nfsd threads and client readahead (adaptive by default) on the
-   lab (link shaped to 1 Gbit/s: python -m tests.lab profile gigabit) with the product's
-   engine; it measures the ceilings and stores a recommendation per objective.
-2. Take the rendered /etc/fstab line of the seq_read recommendation, mount the export
+1. Sweep rsize, wsize, nfsd threads, client readahead and the MTU (adaptive by default)
+   on the lab (link shaped to 1 Gbit/s: python -m tests.lab profile gigabit) with the
+   product's engine; it measures the ceilings (TCP again at each MTU) and stores a
+   recommendation per objective. The client's standing mount of the server (/mnt/lab)
+   is unmounted for the run and put back at the end: a test mount would share its TCP
+   connection, made at the boot MTU (the sweep warns and refuses such MTU trials).
+2. Set the recommended MTU on both ends (as the network snippets would), take the
+   rendered /etc/fstab line of the seq_read recommendation, mount the export
    with exactly those options on the client at a temp mount point (the line's mount
    point swapped for the temp one, nothing else), set readahead as the readahead snippet
    says (`echo N > /sys/class/bdi/$(mountpoint -d MNT)/read_ahead_kb`), lay out a file
@@ -37,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.events import EventBus  # noqa: E402
+from benchmarks.lab_mounts import without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.snippets import context_for_session, render_all  # noqa: E402
 from app.store import Store  # noqa: E402
@@ -73,7 +78,8 @@ async def _sweep(args: argparse.Namespace, db: Path) -> int:
     timing = Timing(setup_s=15.0, warmup_s=args.warmup, min_measure_s=args.measure, max_measure_s=args.measure)
     plan = Plan(knobs={"rsize": _values("rsize", args.rsize), "wsize": _values("wsize", args.wsize),
                        "nfsd_threads": _values("nfsd_threads", args.threads),
-                       "read_ahead_kb": _values("read_ahead_kb", args.readahead)},
+                       "read_ahead_kb": _values("read_ahead_kb", args.readahead),
+                       **({"mtu": _values("mtu", args.mtu)} if args.mtu else {})},
                 workloads=("seq_read",), strategy=args.strategy, min_runs=args.repetitions,
                 max_runs=args.max_repetitions or args.repetitions, seed=args.seed, timing=timing)  # fmt: skip
     spec = SweepSpec(args.server, (args.client,), args.export, plan, file_size=args.file_size * MIB,
@@ -104,10 +110,10 @@ def _recommendation(db: Path, sid: int) -> tuple[dict[str, Any], float | None, s
         for r in evidence.get("ranking", []) or []:
             if dict(r.get("config", {})) == config:
                 sweep_mbps = r["throughput"]["mean"] / MB
-        tcp = None
+        tcp = None  # the best the session measured (a sweep over the MTU measures at each)
         for f in store.host_facts(sid):
             if f.role == "ceiling" and isinstance(f.facts, dict) and f.facts.get("tcp_bps"):
-                tcp = float(f.facts["tcp_bps"]) / MB
+                tcp = max(tcp or 0.0, float(f.facts["tcp_bps"]) / MB)
         snippets = {s.key: s for s in render_all(config, context_for_session(store, sid, "seq_read"))}
     fstab = snippets["fstab"].text.strip()
     ra = snippets.get("readahead-udev")
@@ -136,8 +142,11 @@ def iperf3_reverse(lab: Lab, server: str, client: str, address: str, seconds: in
     return float(json.loads(out.stdout)["end"]["sum_received"]["bits_per_second"]) / 8 / MB
 
 
-def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: str) -> tuple[list[float], str, str]:
-    """Mount with the fstab line's options at a temp point, read a file > client RAM; (MB/s per read, mounts line, bdi ra)."""
+def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: str) -> tuple[list[float], str, str, list[float]]:
+    """Mount with the fstab line's options at a temp point, read a file > client RAM.
+
+    Returns (MB/s per read, mounts line, bdi readahead, iperf3 server->client MB/s at that MTU).
+    """
     server, client = args.server, args.client
     fields = fstab.split()
     if len(fields) != 6 or fields[2] != "nfs":
@@ -149,7 +158,13 @@ def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: st
     server_file = f"{args.export.rstrip('/')}/{name}"
     mounted = False
     threads_before = None
+    mtu_before: dict[str, tuple[str, str]] = {}
     try:
+        if "mtu" in config:  # as the systemd-networkd/ifupdown snippets would, on both ends
+            for host, peer in ((server, client), (client, server)):
+                dev, mtu = link_of(lab, host, peer_address(lab, host, peer))
+                mtu_before[host] = (dev, mtu)
+                lab.run(host, f"ip link set dev {shlex.quote(dev)} mtu {int(config['mtu'])}")
         if "nfsd_threads" in config:  # as the nfs.conf snippet's note says: `rpc.nfsd N` changes it at once
             threads_before = int(lab.run(server, "cat /proc/fs/nfsd/threads").stdout.strip())
             if threads_before != int(config["nfsd_threads"]):
@@ -188,7 +203,9 @@ def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: st
             results.append(mbps)
             print(f"  verification read {i + 1}/{args.verify_runs}: {mbps:.1f} MB/s ({size_mib} MiB, dd bs=1M iflag=nocache); "
                   f"load {load()}", flush=True)  # fmt: skip
-        return results, mounts, ra_now
+        address = fstab.split()[0].rsplit(":", 1)[0]
+        tcp_now = [iperf3_reverse(lab, server, client, address) for _ in range(args.iperf_runs)]
+        return results, mounts, ra_now, tcp_now
     finally:
         if mounted:
             lab.run(client, f"umount {shlex.quote(point)}", check=False, timeout=120)
@@ -196,6 +213,19 @@ def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: st
         lab.run(server, f"rm -f {shlex.quote(server_file)}", check=False)
         if threads_before is not None:
             lab.run(server, f"rpc.nfsd {threads_before}", check=False)
+        for host, (dev, mtu) in mtu_before.items():
+            lab.run(host, f"ip link set dev {shlex.quote(dev)} mtu {int(mtu)}", check=False)
+
+
+def peer_address(lab: Lab, host: str, peer: str) -> str:
+    return lab.run(host, f"getent ahostsv4 {shlex.quote(peer)}").stdout.split()[0]
+
+
+def link_of(lab: Lab, host: str, address: str) -> tuple[str, str]:
+    """(interface towards address, its MTU now)."""
+    words = lab.run(host, f"ip -o route get {shlex.quote(address)}").stdout.split()
+    dev = words[words.index("dev") + 1]
+    return dev, lab.run(host, f"cat /sys/class/net/{shlex.quote(dev)}/mtu").stdout.strip()
 
 
 def main() -> None:
@@ -208,6 +238,9 @@ def main() -> None:
     ap.add_argument("--wsize", default="32k,128k,1M")
     ap.add_argument("--threads", default="4,8,32")
     ap.add_argument("--readahead", default="128,1024,8192")
+    ap.add_argument("--mtu", default="1500,9000", help="MTU values ('' leaves the MTU out)")
+    ap.add_argument("--keep-standing-mounts", action="store_true",
+                    help="leave the client's own mounts of the server up (MTU trials then share their connection)")
     ap.add_argument("--strategy", default="adaptive", choices=("grid", "ofat", "adaptive"))
     ap.add_argument("--repetitions", type=int, default=2)
     ap.add_argument("--max-repetitions", type=int, default=0)
@@ -225,6 +258,11 @@ def main() -> None:
     lab = Lab(args.ssh_config)
     t0 = time.monotonic()
     print(f"start {time.strftime('%H:%M:%S')}, load {load()}", flush=True)
+    with without_standing_mounts(args.ssh_config, args.client, args.server, keep=args.keep_standing_mounts):
+        run(args, lab, t0)
+
+
+def run(args: argparse.Namespace, lab: Lab, t0: float) -> None:
     if args.session:
         path, _, sid_text = args.session.rpartition(":")
         db, sid = Path(path), int(sid_text)
@@ -239,11 +277,7 @@ def main() -> None:
     print(f"recommended (seq_read): {config}  changed={evidence.get('changed')}")
     print(f"fstab line: {fstab}")
     t1 = time.monotonic()
-    reads, mounts, ra_now = verify(args, lab, config, fstab)
-    address = fstab.split()[0].rsplit(":", 1)[0]
-    tcp_now = []
-    for _ in range(args.iperf_runs):
-        tcp_now.append(iperf3_reverse(lab, args.server, args.client, address))
+    reads, mounts, ra_now, tcp_now = verify(args, lab, config, fstab)
     verify_s = time.monotonic() - t1
     left = lab.run(args.client, "findmnt -rn -o TARGET").stdout
     leftovers = [m for m in left.split() if "nfs-tuner-" in m]
@@ -256,7 +290,7 @@ def main() -> None:
     print(f"readahead on the mount  : {ra_now} KiB")
     print(f"sweep measured          : {sweep_mbps:.1f} MB/s" if sweep_mbps else "sweep measured          : n/a")
     print(f"verification (dd, {len(reads)}x)  : median {med:.1f} MB/s, range {min(reads):.1f}-{max(reads):.1f}")
-    print(f"TCP ceiling iperf3      : session (client->server) {tcp_session or float('nan'):.1f} MB/s; "
+    print(f"TCP ceiling iperf3      : session's best (client->server) {tcp_session or float('nan'):.1f} MB/s; "
           f"now server->client {min(tcp_now):.1f}-{max(tcp_now):.1f} MB/s")
     print(f"link share              : {med / ceiling:.0%} of min(best TCP {max(tcp_all):.1f}, {LINK_MBPS:.0f}) MB/s;"
           f" {med / LINK_MBPS:.0%} of the 1 Gbit/s link itself (goal >= 90 %)")

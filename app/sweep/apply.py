@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
-from app.knobs.network import set_link_mtu
-from app.knobs.targets import ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, readahead, stripe_cache
+from app.knobs.network import resolve_address, set_link_mtu
+from app.knobs.targets import ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
+from app.knobs.transport import check_mtu, mount_transport, nfs_connections, other_mounts_of
 from app.sweep.spec import MOUNT_KNOBS, SweepSpec
 
 
@@ -48,6 +50,7 @@ class ConfigApplier:
         self.export_client = export_client
         self._server: dict[str, tuple[Value, list[Applied]]] = {}
         self._clients: dict[str, list[Applied]] = {}
+        self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
 
     def _server_target(self, knob: str):  # type: ignore[no-untyped-def]
         if knob == "nfsd_threads":
@@ -88,9 +91,19 @@ class ConfigApplier:
         held = self._clients[client]
         mount = ScratchMount(self.spec.address, self.spec.export, self.mount_point)
         opts = MountOptions.from_values({k: v for k, v in config.items() if k in MOUNT_KNOBS})
-        held.append(await self.journal.apply(client, mount, opts.option_string()))
         conn = self.pool[client]
+        address = await self._address(client)
+        before = await nfs_connections(conn, address)
+        held.append(await self.journal.apply(client, mount, opts.option_string()))
         out.negotiated[client] = await mount.negotiated(conn)
+        after = await nfs_connections(conn, address) if before is not None else None
+        if before is None or after is None:
+            out.notes.append(f"{client} has no `ss` (iproute2): the test mount's connection was not checked")
+        else:
+            transport = mount_transport(before, after)
+            out.negotiated[client].update(transport.to_negotiated())
+            if "mtu" in config:
+                check_mtu(transport, int(config["mtu"]), client, self.spec.server)
         if "read_ahead_kb" in config:
             ra = await self.journal.apply(client, readahead(await mount.bdi(conn)), config["read_ahead_kb"])
             held.append(ra)
@@ -99,6 +112,23 @@ class ConfigApplier:
             if knob in config:
                 key = "vers" if knob == "nfsvers" else knob
                 out.effective.setdefault(knob, out.negotiated[client].get(key))
+
+    async def _address(self, client: str) -> str:
+        if client not in self._addresses:
+            try:
+                self._addresses[client] = await resolve_address(self.pool[client], self.spec.address)
+            except KnobError:  # an IPv6-only name: ss takes the name as given
+                self._addresses[client] = self.spec.address
+        return self._addresses[client]
+
+    async def shared_mounts(self) -> dict[str, list[str]]:
+        """Per client, its other NFS mounts of the server: the test mount will share their connection."""
+        out = {}
+        for client in self.spec.clients:
+            mounts = parse_mountinfo(await read_text(self.pool[client], "/proc/self/mountinfo")).value
+            if points := other_mounts_of(mounts, await self._address(client), self.mount_point):
+                out[client] = points
+        return out
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
         out = Applying()

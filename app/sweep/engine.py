@@ -33,7 +33,13 @@ from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import SessionState, Store, TrialState
 from app.sweep.apply import ConfigApplier
-from app.sweep.session_facts import measure_ceilings, snapshot_hosts, stored_ceilings
+from app.sweep.session_facts import (
+    ceiling_mtus,
+    measure_ceilings,
+    measure_tcp_ceilings,
+    snapshot_hosts,
+    stored_ceilings,
+)
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec, workload_kind
 from experiments.plan import Config, estimate_duration
@@ -151,7 +157,7 @@ class SweepEngine:
         problems: list[str] = []
         try:
             if self.store.unreverted_journal():
-                await recovery.inspect(self.store, self.pool)  # a killed run's switches may have fired
+                await self._settle_leftovers(sid)
             await snapshot_hosts(self.store, self.pool, sid, self.spec)
             await self._measure_ceilings(sid)
             await self._sweep(sid, plan_id, journal)
@@ -175,6 +181,27 @@ class SweepEngine:
             self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems)))
         return sid
 
+    async def _settle_leftovers(self, sid: int) -> None:
+        """Before a resume: the killed run's changes must be back, or its switch fires mid-trial.
+
+        A switch still armed restores its host within its timeout, so wait for it (a new
+        change would be undone under a running trial); what is still changed after that,
+        from this session, is put back here. Other sessions' leftovers stay the admin's call.
+        """
+        pending = await recovery.inspect(self.store, self.pool)
+        deadline = time.monotonic() + 2 * self.deadman_timeout + 30
+        if any(p.status.startswith("switch armed") for p in pending):
+            self.bus.publish(Message(Level.INFO, "Waiting for the hosts to put back the interrupted run's changes"))
+        while any(p.status.startswith("switch armed") for p in pending) and time.monotonic() < deadline:
+            await asyncio.sleep(2.0)
+            pending = await recovery.inspect(self.store, self.pool)
+        for p in pending:
+            if p.entry.session_id == sid and p.status == "still changed?":
+                try:
+                    await recovery.revert_entry(self.store, self.pool, p.entry)
+                except (KnobError, HostError) as exc:
+                    raise RunError(p.entry.host, f"the interrupted run's {p.entry.knob} could not be put back: {exc}")
+
     async def _measure_ceilings(self, sid: int) -> None:
         if self.spec.measure_ceilings:
             self.ceilings = await measure_ceilings(self.store, self.pool, self.bus, sid, self.spec)
@@ -182,6 +209,17 @@ class SweepEngine:
             self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
         if self.link_bps is None and self.ceilings.network_per_client_bps:
             self.link_bps = self.ceilings.network_per_client_bps
+            self.link_measured = True
+
+    async def _ceiling_at_mtu(self, sid: int, mtu: int) -> None:
+        """The network ceiling at a new MTU: on a CPU-bound path, frame size moves it."""
+        if mtu in ceiling_mtus(self.store, sid):
+            return
+        self.bus.publish(Message(Level.INFO, f"Measuring the TCP ceiling at MTU {mtu}"))
+        await measure_tcp_ceilings(self.store, self.pool, self.bus, sid, self.spec, mtu=mtu)
+        self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
+        if (self.link_measured or self.link_bps is None) and self.ceilings.network_per_client_bps:
+            self.link_bps = max(self.link_bps or 0.0, self.ceilings.network_per_client_bps)
             self.link_measured = True
 
     def _recommend(self, sid: int) -> None:
@@ -206,9 +244,20 @@ class SweepEngine:
         path = await path_info(self.pool, spec.server, spec.address, spec.clients)
         mount_point = f"{spec.mount_root}-{sid}-{journal.token[:6]}"
         applier = ConfigApplier(journal, self.pool, spec, mount_point, md=md, export_client=export_client)
+        if pinned := [k for k in ("mtu", "nconnect") if k in spec.plan.knobs]:
+            await self._warn_shared(applier, " and ".join(pinned))
         telemetry = [TelemetryTarget(spec.server, server_telemetry(devices, path, spec.interval_s))]
         telemetry += [TelemetryTarget(c, client_telemetry(c, path, mount_point, spec.interval_s)) for c in spec.clients]
         return applier, telemetry, mount_point
+
+    async def _warn_shared(self, applier: ConfigApplier, knobs: str) -> None:
+        for client, points in (await applier.shared_mounts()).items():
+            self.bus.publish(Message(
+                Level.WARNING, f"{client} already mounts {self.spec.server} at {', '.join(points)}",
+                f"The test mount shares that mount's NFS connection, made before this sweep, so {knobs} "
+                f"trials cannot take effect on {client}: an MTU above the connection's is marked broken, "
+                f"nconnect shows as clamped. Unmount it during the sweep to measure {knobs}.",
+            ))  # fmt: skip
 
     def _journal_changed(self, sid: int) -> None:
         self.bus.publish(JournalChanged(sid, tuple(self.store.journal(sid))))
@@ -298,6 +347,8 @@ class SweepEngine:
                 raise RunError("", f"applying the configuration failed: {exc}") from exc
             finally:
                 self._journal_changed(sid)
+            if "mtu" in config and spec.measure_ceilings:
+                await self._ceiling_at_mtu(sid, int(config["mtu"]))
             measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
                                SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
             result = await self.runner.run(

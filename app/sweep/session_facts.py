@@ -29,17 +29,42 @@ async def snapshot_hosts(store: Store, pool: HostPool, sid: int, spec: SweepSpec
 
 
 def stored_ceilings(store: Store, sid: int, spec: SweepSpec) -> Ceilings | None:
-    rows = {f.host: f.facts for f in store.host_facts(sid) if f.role == CEILING and isinstance(f.facts, dict)}
+    rows = [f for f in store.host_facts(sid) if f.role == CEILING and isinstance(f.facts, dict)]
     if not rows:
         return None
-    tcp = [float(rows[c]["tcp_bps"]) for c in spec.clients if c in rows and rows[c].get("tcp_bps")]
-    disk = rows.get(spec.server, {})
+    # A client's ceiling is the best it measured: a sweep over the MTU measures at each.
+    best: dict[str, float] = {}
+    for f in rows:
+        if f.host in spec.clients and f.facts.get("tcp_bps"):
+            best[f.host] = max(best.get(f.host, 0.0), float(f.facts["tcp_bps"]))
+    disk = next((f.facts for f in reversed(rows) if f.host == spec.server and "disk_read_bps" in f.facts), {})
     return Ceilings(
-        network_per_client_bps=min(tcp) if tcp else None,
+        network_per_client_bps=min(best.values()) if best else None,
         clients=len(spec.clients),
         disk_read_bps=disk.get("disk_read_bps"),
         disk_write_bps=disk.get("disk_write_bps"),
     )
+
+
+def ceiling_mtus(store: Store, sid: int) -> set[int]:
+    """The MTUs the network ceiling was measured at (a sweep's first measure has none)."""
+    return {int(f.facts["mtu"]) for f in store.host_facts(sid) if f.role == CEILING and f.facts.get("mtu")}
+
+
+async def measure_tcp_ceilings(
+    store: Store, pool: HostPool, bus: EventBus, sid: int, spec: SweepSpec, mtu: int | None = None
+) -> None:
+    """TCP throughput from every client to the server, stored as ceiling facts (with the MTU)."""
+    at = f" at MTU {mtu}" if mtu else ""
+    for client in spec.clients:
+        try:
+            tcp = await tcp_ceiling(pool, spec.server, client, spec.address, python=spec.python.get(client, "python3"))
+            facts: dict[str, object] = {"tcp_bps": tcp.bps, "tool": tcp.tool}
+            if mtu:
+                facts["mtu"] = mtu
+            store.add_host_facts(sid, client, CEILING, facts)
+        except (RunError, HostError) as exc:
+            bus.publish(Message(Level.WARNING, f"No network ceiling for {client}{at}", str(exc)))
 
 
 async def measure_ceilings(store: Store, pool: HostPool, bus: EventBus, sid: int, spec: SweepSpec) -> Ceilings:
@@ -49,12 +74,7 @@ async def measure_ceilings(store: Store, pool: HostPool, bus: EventBus, sid: int
         return known
     bus.publish(Message(Level.INFO, "Measuring the ceilings: TCP from each client, the server's own disk"))
     python = spec.python.get(spec.server, "python3")
-    for client in spec.clients:
-        try:
-            tcp = await tcp_ceiling(pool, spec.server, client, spec.address, python=spec.python.get(client, "python3"))
-            store.add_host_facts(sid, client, CEILING, {"tcp_bps": tcp.bps, "tool": tcp.tool})
-        except (RunError, HostError) as exc:
-            bus.publish(Message(Level.WARNING, f"No network ceiling for {client}", str(exc)))
+    await measure_tcp_ceilings(store, pool, bus, sid, spec)
     try:
         disk = await disk_ceiling(pool, spec.server, spec.export, file_size=min(spec.file_size, 256 * MIB), python=python)
         store.add_host_facts(sid, spec.server, CEILING, {"disk_read_bps": disk.read_bps,

@@ -132,3 +132,7 @@ def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_
         assert store.get_session(1).state == SessionState.COMPLETE
         ok_configs = sorted(t.config["rsize"] for t in store.trials(1, TrialState.OK))
         assert ok_configs == [32768, 65536, 1048576]
+        # the resume waited for the killed run's switch (or put its changes back itself)
+        states = {e.state for e in store.journal(1)}
+        assert states <= {JournalState.REVERTED, JournalState.REVERTED_BY_HOST}, store.journal(1)
+        assert _no_test_mounts(lab, store, 1)

@@ -77,3 +77,23 @@ def test_cli_builds_the_spec_and_prints_progress() -> None:
     printer(TrialFinished(1, 4, {"rsize": 32768}, "seq_read", "broken", None, "a cache answered"))
     text = out.getvalue()
     assert "3/12 trials, ETA 1m35s" in text and "broken: a cache answered" in text
+
+
+def test_stored_ceilings_take_each_clients_best_mtu_and_the_slowest_client(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from app.store import Store
+    from app.sweep.session_facts import CEILING, ceiling_mtus, stored_ceilings
+
+    store = Store(tmp_path / "s.db")
+    spec = SweepSpec("srv", ("c1", "c2"), "/srv", Plan(knobs={"mtu": (1500, 9000)}, workloads=("seq_read",)))
+    sid = store.create_session(["srv", "c1", "c2"])
+    assert stored_ceilings(store, sid, spec) is None
+    store.add_host_facts(sid, "c1", CEILING, {"tcp_bps": 40e6, "tool": "iperf3"})  # at the start, MTU 1500
+    store.add_host_facts(sid, "c2", CEILING, {"tcp_bps": 42e6, "tool": "iperf3"})
+    store.add_host_facts(sid, "srv", CEILING, {"disk_read_bps": 900e6, "disk_write_bps": 300e6})
+    store.add_host_facts(sid, "c1", CEILING, {"tcp_bps": 124e6, "tool": "iperf3", "mtu": 9000})
+    store.add_host_facts(sid, "c2", CEILING, {"tcp_bps": 118e6, "tool": "iperf3", "mtu": 9000})
+    c = stored_ceilings(store, sid, spec)
+    assert c is not None
+    assert c.network_per_client_bps == 118e6 and c.network_bps == 236e6
+    assert (c.disk_read_bps, c.disk_write_bps) == (900e6, 300e6)
+    assert ceiling_mtus(store, sid) == {9000}
