@@ -18,7 +18,7 @@
    the link: verification / min(TCP ceiling, 125 MB/s). The issue's goal is >= 90 %.
 
     .venv/bin/python benchmarks/sweep_vs_link.py               # ~10-15 min in the lab
-    .venv/bin/python benchmarks/sweep_vs_link.py --session DB:ID   # verify a stored session only
+    .venv/bin/python benchmarks/sweep_vs_link.py --session DB:ID   # rank a stored session again, verify it
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ from app.events import EventBus  # noqa: E402
 from benchmarks.lab_mounts import without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.snippets import context_for_session, render_all  # noqa: E402
+from app.recommend import Ceilings, recommend, save  # noqa: E402
 from app.store import Store  # noqa: E402
+from app.sweep.session_facts import stored_ceilings  # noqa: E402
 from app.sweep import SweepEngine, SweepSpec, TrialFinished  # noqa: E402
 from app.sweep.spec import parse_value  # noqa: E402
 from experiments.plan import Plan, Timing  # noqa: E402
@@ -95,6 +97,15 @@ async def _sweep(args: argparse.Namespace, db: Path) -> int:
     with Store(db) as store:
         async with HostPool(settings) as pool:
             return await SweepEngine(store, pool, bus, spec, deadman_timeout=60).run()
+
+
+def recompute(db: Path, sid: int) -> None:
+    """Rank a stored session again with today's code (the trials are the evidence)."""
+    with Store(db) as store:
+        spec = SweepSpec.from_json(store.get_session(sid).plan)
+        rec = recommend(store, sid, ceilings=stored_ceilings(store, sid, spec) or Ceilings(clients=len(spec.clients)),
+                        allow_async=spec.async_opt_in, server_host=spec.server)  # fmt: skip
+        save(store, rec)
 
 
 def _recommendation(db: Path, sid: int) -> tuple[dict[str, Any], float | None, str, str, float | None, dict[str, Any]]:
@@ -266,6 +277,7 @@ def run(args: argparse.Namespace, lab: Lab, t0: float) -> None:
     if args.session:
         path, _, sid_text = args.session.rpartition(":")
         db, sid = Path(path), int(sid_text)
+        recompute(db, sid)
     else:
         db = Path(tempfile.mkdtemp(prefix="sweep-vs-link-")) / "sweep.db"
         sid = asyncio.run(_sweep(args, db))

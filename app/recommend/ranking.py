@@ -1,11 +1,12 @@
 """How configurations are ranked: by a sustainable figure, not by the raw mean.
 
 Rule (the same for every objective): each trial's sustainable throughput is its mean,
-reduced by half of how far its deepest dip went below the normal noise band:
+reduced by half of how far its configuration's deepest dip (the median over its
+trials) went below the normal noise band:
 
     sustainable = mean × (1 − DIP_WEIGHT × max(0, deepest_dip − DIP_TOLERANCE))
 
-``deepest_dip`` is 1 − min/median of the trial. Dips to 80 % of the median are ordinary
+``deepest_dip`` is 1 − min/median of a trial. Dips to 80 % of the median are ordinary
 noise (the same 0.8 the stability summary counts dips with), so they cost nothing; a
 trial that fell to 40 % of its median (dip 0.6) loses 0.5 × 0.4 = 20 %. A setting that
 bursts higher but collapses now and then therefore ranks below a steady one with a

@@ -1,4 +1,4 @@
-"""`python -m tests.lab up|down|status|mtu N|profile NAME` (what `make lab-*` runs)."""
+"""`python -m tests.lab up|down|status|mtu N|hosts-mtu N|profile NAME` (what `make lab-*` runs)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("--json", action="store_true")
     mtu = sub.add_parser("mtu", help="set the lab switch's MTU (1500 makes a black hole for jumbo frames)")
     mtu.add_argument("value", type=int)
+    hosts_mtu = sub.add_parser("hosts-mtu", help="set every guest's MTU (lan0) and remount the clients' /mnt/lab at it")
+    hosts_mtu.add_argument("value", type=int)
     prof = sub.add_parser("profile", help="shape the link: gigabit (1 Gbit/s) or fast (unshaped)")
     prof.add_argument("name", choices=sorted(PROFILES))
     args = parser.parse_args(argv)
@@ -31,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "mtu":
             lab.set_mtu(args.value)
             print(f"lab switch MTU is {args.value}")
+        elif args.cmd == "hosts-mtu":
+            lab.set_hosts_mtu(args.value)
+            print(f"lab hosts' MTU is {args.value}; /mnt/lab on the clients was mounted again")
         elif args.cmd == "profile":
             lab.set_profile(args.name)
             print(f"lab link profile is {args.name}")

@@ -328,6 +328,19 @@ class Lab:
             state.mtu = mtu
             self._save_state(state)
 
+    def set_hosts_mtu(self, mtu: int) -> None:
+        """Every guest's own MTU (lan0), and the clients' /mnt/lab mounted again to use it.
+
+        TCP fixes a connection's frame size when it connects, so the standing mount's
+        connection (made at boot, at 1500) only carries jumbo frames once remade.
+        """
+        if not 576 <= mtu <= 9000:
+            raise LabError(f"MTU {mtu} is outside 576..9000")
+        for guest in GUESTS:
+            self.ssh(guest.name, f"ip link set dev lan0 mtu {mtu}")
+        for guest in (g for g in GUESTS if g.role == "client"):
+            self.ssh(guest.name, "umount /mnt/lab && mount -t nfs -o vers=4.2 lab-server:/srv/nfs /mnt/lab", timeout=90)
+
     def _forward(self, state: LabState) -> None:
         log = open(self.logs / "forwarder.log", "wb")
         argv = [sys.executable, "-m", "tests.lab.forwarder", self.netns, *(f"{g.name}={g.ip}:22" for g in GUESTS)]

@@ -80,6 +80,19 @@ def test_jumbo_mtu_passes_and_the_switch_can_black_hole_it(lab: LabHandle) -> No
             lab.run(host, "ip link set lan0 mtu 1500")
 
 
+def test_hosts_mtu_remakes_the_standing_mounts_connection_at_it(lab: LabHandle) -> None:
+    nfs_conn = "ss -tin dst 10.213.7.10 dport = :2049"
+    try:
+        lab.lab.set_hosts_mtu(9000)
+        for guest in GUESTS:
+            assert lab.run(guest.name, "cat /sys/class/net/lan0/mtu").stdout.strip() == "9000"
+        lab.run("lab-client1", "stat /mnt/lab/. >/dev/null")
+        assert "advmss:8948" in lab.run("lab-client1", nfs_conn).stdout  # jumbo frames on the NFS connection
+    finally:
+        lab.lab.set_hosts_mtu(1500)
+    assert "advmss:1448" in lab.run("lab-client1", nfs_conn).stdout  # as at boot
+
+
 def test_link_is_shaped_and_offloads_are_off(lab: LabHandle) -> None:
     qdisc = subprocess.run(["ip", "netns", "exec", lab.lab.netns, "tc", "qdisc", "show", "dev", "tap1"],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip

@@ -77,6 +77,22 @@ def test_deep_dips_rank_below_a_steady_slightly_slower_config(store: Store) -> N
     assert o.ranking[1].throughput.mean > o.best.throughput.mean  # the raw mean would have chosen it
 
 
+def test_one_trials_deep_dip_does_not_drown_a_clear_gain_in_noise(store: Store) -> None:
+    # Recorded in the lab (MTU 1500 vs 9000, two 4 s trials each): the deepest dip of a short
+    # trial is one sample, and swung from 64 % to 91 % between two runs of the same config.
+    sid = store.create_session(["s"])
+    for config, runs in (({"mtu": 1500}, [(47.1, 0.88), (47.1, 0.85)]), ({"mtu": 9000}, [(116.7, 0.91), (117.9, 0.64)])):
+        for mean, dip in runs:
+            tid = store.add_trial(sid, config, READ)
+            store.finish_trial(tid, TrialState.OK, summary=summary(mean * MB, dip=dip))
+    o = recommend(store, sid).for_objective("seq_read")
+    assert o is not None and o.best.config == {"mtu": 9000}
+    assert o.gain is not None and o.gain.beyond_noise and o.changed, o.evidence
+    assert o.config == {"mtu": 9000}
+    # both configs still pay their median dip: 9000's (0.775) costs 0.5 x 0.575
+    assert o.best.sustainable.mean == pytest.approx(117.3 * MB * (1 - 0.5 * 0.575), rel=1e-6)
+
+
 def test_gain_within_noise_keeps_the_baseline(store: Store) -> None:
     sid = store.create_session(["s"])
     add(store, sid, {"nfsd_threads": 8}, [100 * MB, 90 * MB, 110 * MB])
