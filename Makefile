@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/nfs-tuner
+	$(VENV)/bin/nfs-tuner $(if $(SSH_CONFIG),--ssh-config $(SSH_CONFIG))
 
 system-deps:
 	@sh tests/system-deps.sh

@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="open the session browser (on FILE, or on the session database)",
     )
     parser.add_argument(
+        "--ssh-config",
+        dest="gui_ssh_config",  # the commands take their own --ssh-config after their name
+        metavar="FILE",
+        help="for the wizard: the SSH config to read hosts from (default: ~/.ssh/config)",
+    )
+    parser.add_argument(
         "--install-desktop-entry",
         action="store_true",
         help="install the .desktop file, AppStream metainfo and icons for this user",

@@ -1,7 +1,8 @@
 """Record a real seq-read grid in the lab for benchmarks/search_efficiency.py.
 
 Every combination of rsize (= wsize: the two are applied together), nfsd threads and
-client readahead is run --runs times (default 2) at a fixed MTU (default 9000) through the product's sweep engine (journal, a fresh test
+client readahead (and the MTU on both ends, default 1500 and 9000) is run --runs times
+(default 2) through the product's sweep engine (journal, a fresh test
 mount per trial, caches dropped on server and client before the trial and before every
 pass over the file, warm-up, short measurement) and written in the format of
 benchmarks/data/grid_seqread.json: per configuration its measured MB/s ("values") and
@@ -56,11 +57,11 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-async def _record_block(args: argparse.Namespace, settings: SshSettings, db: Path, rsize: int,
-                        threads: list[int], readahead: list[int], first: bool, seed: int) -> tuple[int, list[dict]]:  # fmt: skip
+async def _record_block(args: argparse.Namespace, settings: SshSettings, db: Path, rsize: int, threads: list[int],
+                        readahead: list[int], mtus: list[int], first: bool, seed: int) -> tuple[int, list[dict]]:  # fmt: skip
     timing = Timing(setup_s=10.0, warmup_s=args.warmup, min_measure_s=args.measure, max_measure_s=args.measure)
     plan = Plan(knobs={"rsize": (rsize,), "wsize": (rsize,), "nfsd_threads": tuple(threads),
-                       "read_ahead_kb": tuple(readahead), **({"mtu": (args.mtu,)} if args.mtu else {})},
+                       "read_ahead_kb": tuple(readahead), **({"mtu": tuple(mtus)} if mtus else {})},
                 workloads=("seq_read",), strategy="grid", min_runs=args.runs, max_runs=args.runs, seed=seed,
                 timing=timing)  # fmt: skip
     spec = SweepSpec(args.server, (args.client,), args.export, plan, file_size=args.file_size * MIB,
@@ -80,8 +81,7 @@ async def _record_block(args: argparse.Namespace, settings: SshSettings, db: Pat
         for t in store.trials(sid):
             ok = t.state == TrialState.OK and isinstance(t.summary, dict) and "mean" in t.summary
             rows.append({
-                "config": {"rsize": t.config["rsize"], "nfsd_threads": t.config["nfsd_threads"],
-                           "read_ahead_kb": t.config["read_ahead_kb"]},
+                "config": {k: t.config[k] for k in ("rsize", "nfsd_threads", "read_ahead_kb", "mtu") if k in t.config},
                 "value": round(t.summary["mean"] / 1e6, 3) if ok else None,
                 "duration_s": round((t.ended or 0) - (t.started or 0), 1),
                 "effective": t.summary.get("effective") if isinstance(t.summary, dict) else None,
@@ -117,7 +117,7 @@ def main() -> None:
     ap.add_argument("--link-mbps", type=float, default=125.0,
                     help="the shaped link in MB/s: faster trials are broken (0: judge by the measured TCP ceiling,"
                          " which the lab's CPU-bound iperf3 puts below what NFS reaches)")
-    ap.add_argument("--mtu", type=int, default=9000, help="the MTU on both ends for every trial (0: leave it)")
+    ap.add_argument("--mtu", default="1500,9000", help="MTU values on both ends ('' leaves the MTU as it is)")
     ap.add_argument("--runs", type=int, default=2, help="trials per configuration")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--db", type=Path, help="session database (default: a new file under /tmp)")
@@ -126,9 +126,10 @@ def main() -> None:
     rsizes = _ints("rsize", args.rsize)
     threads = _ints("nfsd_threads", args.threads)
     readahead = _ints("read_ahead_kb", args.readahead)
+    mtus = _ints("mtu", args.mtu)
     db = args.db or Path(tempfile.mkdtemp(prefix="record-grid-")) / "grid.db"
     settings = SshSettings(config_file=args.ssh_config, app_known_hosts=db.parent / "known_hosts")
-    n = len(rsizes) * len(threads) * len(readahead)
+    n = len(rsizes) * len(threads) * len(readahead) * max(len(mtus), 1)
     print(f"recording {n} configs into {db}; load {_load()}", flush=True)
     t0 = time.monotonic()
     order = list(rsizes)
@@ -138,7 +139,8 @@ def main() -> None:
     with without_standing_mounts(args.ssh_config, args.client, args.server):
         for i, rsize in enumerate(order):
             print(f"rsize=wsize={rsize} (block {i + 1}/{len(order)}), load {_load()}", flush=True)
-            sid, rows = asyncio.run(_record_block(args, settings, db, rsize, threads, readahead, i == 0, args.seed + i))
+            sid, rows = asyncio.run(_record_block(args, settings, db, rsize, threads, readahead, mtus, i == 0,
+                                                  args.seed + i))  # fmt: skip
             sessions.append(sid)
             runs += rows
     elapsed = time.monotonic() - t0
@@ -149,10 +151,11 @@ def main() -> None:
         "unit": "MB/s",
         "source": (f"lab {args.server} -> {args.client}:{args.export}, recorded {time.strftime('%Y-%m-%d %H:%M')} "
                    f"by benchmarks/record_grid.py; rsize=wsize; {args.file_size} MiB file, warm-up {args.warmup} s, "
-                   f"{args.measure} s measured, {args.runs} runs each, MTU {args.mtu or 'as found'}; "
+                   f"{args.measure} s measured, {args.runs} runs each; "
                    f"{len(broken)} broken trials left out; "
                    f"recording took {elapsed / 60:.1f} min; load at the end {_load()}; sessions {sessions} in {db}"),
-        "knobs": {"rsize": sorted(rsizes), "nfsd_threads": sorted(threads), "read_ahead_kb": sorted(readahead)},
+        "knobs": {"rsize": sorted(rsizes), "nfsd_threads": sorted(threads), "read_ahead_kb": sorted(readahead),
+                  **({"mtu": sorted(mtus)} if mtus else {})},
         "runs": _grouped(ok),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from pathlib import Path
 
 from app.paths import log_dir, resolve_db_path
 
@@ -20,6 +21,11 @@ def _log_to_file() -> None:
 
 
 def run_gui(args: argparse.Namespace) -> int:
+    ssh_config = Path(args.gui_ssh_config).expanduser() if getattr(args, "gui_ssh_config", None) else None
+    if ssh_config is not None and not ssh_config.is_file():
+        print(f"nfs-tuner: --ssh-config {ssh_config}: no such file; give the SSH config your hosts are in",
+              file=sys.stderr)  # fmt: skip
+        return 2
     from PySide6.QtWidgets import QApplication
     from qasync import QEventLoop
 
@@ -35,7 +41,7 @@ def run_gui(args: argparse.Namespace) -> int:
     apply_app_style(qapp)
     loop = QEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    window = MainWindow(db_path=resolve_db_path(args.db))
+    window = MainWindow(db_path=resolve_db_path(args.db), ssh_config=ssh_config)
     window.crash.install()
     # An exception in a task or callback is a bug like any other: same dialog, same revert.
     loop.set_exception_handler(

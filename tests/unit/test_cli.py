@@ -53,3 +53,20 @@ def test_db_path_precedence(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NFS_TUNER_DB", str(tmp_path / "env.db"))
     assert resolve_db_path(None) == tmp_path / "env.db"
     assert resolve_db_path(str(tmp_path / "cli.db")) == tmp_path / "cli.db"
+
+
+def test_wizard_ssh_config_option_is_its_own_and_a_missing_file_is_refused_before_qt(tmp_path: Path) -> None:
+    from app import cli
+
+    assert cli.parse(["--ssh-config", "lab.conf"]).gui_ssh_config == "lab.conf"
+    # a command's own --ssh-config is not taken by the wizard's option
+    assert cli.parse(["--ssh-config", "a", "discover", "--ssh-config", "b", "h"]).gui_ssh_config == "a"
+    code = (
+        "import sys; from ui.entry import main\n"
+        f"rc = main(['--ssh-config', {str(tmp_path / 'nope')!r}])\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'qasync')]\n"
+        "sys.exit(rc if not bad else 99)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no such file" in out.stderr and "nope" in out.stderr
