@@ -1331,9 +1331,8 @@ def sample_loop(ctx, telemetry):
             if now - stop_seen > STOP_GRACE_S:
                 return False  # a system call hangs (dead server): give up on it
         if now >= next_due:
-            if last is None:
-                if ctx.progress_total:
-                    ctx.out.emit({"type": "progress", "phase": "prepare", "done": ctx.progress_done, "total": ctx.progress_total})
+            if last is None:  # also a heartbeat: the controller tells a slow layout from a dead host
+                ctx.out.emit({"type": "progress", "phase": "prepare", "done": ctx.progress_done, "total": ctx.progress_total})
             elif not telemetry:
                 with ctx.cut_lock:
                     if not ctx.cuts:  # else the next round emits the cut first

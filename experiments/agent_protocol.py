@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from experiments.samples import HostTelemetry, Sample
@@ -186,6 +186,29 @@ def _bucket(t: float, interval: float) -> int:
     return int(round(t / interval))
 
 
+def split_sample(sample: Sample, parts: int) -> list[Sample]:
+    """One long sample as ``parts`` consecutive equal intervals at its average rate.
+
+    A host that did not schedule the agent's sampler for seconds (a busy single-CPU
+    guest) reports those seconds in one sample; summed into one nominal interval, it
+    would read as many times the real rate. Counts are shared out whole, the remainder
+    to the last parts; errors stay with the last one, where they were seen.
+    """
+    if parts <= 1:
+        return [sample]
+    interval = sample.interval / parts
+
+    def share(total: int, i: int) -> int:
+        return total // parts + (1 if i >= parts - total % parts else 0)
+
+    return [
+        replace(sample, t=sample.t - (parts - 1 - i) * interval, interval=interval,
+                bytes_read=share(sample.bytes_read, i), bytes_written=share(sample.bytes_written, i),
+                ops=share(sample.ops, i), errors=sample.errors if i == parts - 1 else 0)
+        for i in range(parts)
+    ]  # fmt: skip
+
+
 def sum_samples(samples: Iterable[Sample], t: float, interval: float, client: str = "all") -> Sample:
     """Several samples of one aligned interval as one.
 
@@ -234,9 +257,10 @@ class IntervalAggregator:
     def add(self, sample: Sample) -> list[Sample]:
         if sample.client not in self.clients:
             raise ValueError(f"sample from unknown client {sample.client!r}")
-        k = max(_bucket(sample.t, self.interval), self._released + 1)  # late: next open one
-        self._pending.setdefault(k, []).append(sample)
-        self._latest[sample.client] = max(self._latest.get(sample.client, k), k)
+        for part in split_sample(sample, round(sample.interval / self.interval)):
+            k = max(_bucket(part.t, self.interval), self._released + 1)  # late: next open one
+            self._pending.setdefault(k, []).append(part)
+            self._latest[sample.client] = max(self._latest.get(sample.client, k), k)
         if len(self._latest) < len(self.clients):
             return []
         return self._release(min(self._latest.values()))

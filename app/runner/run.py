@@ -257,7 +257,13 @@ class _Run:
         while not all(a.ready.is_set() for a in self.agents):
             if self._first_error() is not None or self._cancelled(cancel):
                 return False
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            # a preparing agent sends progress every interval (fio's layout is silent): silence means the host is gone
+            if silent := [a.host for a in self.agents if isinstance(a, AgentHandle) and not a.ready.is_set()
+                          and now - a.last_line > self.runner.silence_timeout]:  # fmt: skip
+                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words()))
+                return False
+            if now > deadline:
                 slow = [a.host for a in self.agents if not a.ready.is_set()]
                 self.workers[0]._fail(RunError(
                     ", ".join(slow), f"the load agent did not finish preparing within {self.runner.prepare_timeout:.0f} s",
@@ -306,12 +312,12 @@ class _Run:
                 return
             silent = [a.host for a in self.agents if now - a.last_line > self.runner.silence_timeout]
             if silent:
-                self.workers[0]._fail(RunError(
-                    ", ".join(dict.fromkeys(silent)),
-                    f"no word from the load agent for {self.runner.silence_timeout:.0f} s: the host or the network stopped answering",
-                ))  # fmt: skip
+                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words()))
                 self.result.ended = "error"
                 return
+
+    def _silence_words(self) -> str:
+        return f"no word from the load agent for {self.runner.silence_timeout:.0f} s: the host or the network stopped answering"
 
     async def _stop_all(self) -> None:
         t = time.monotonic()

@@ -87,3 +87,17 @@ def test_stop_while_waiting_for_go_ends_cleanly(python: str, tmp_path: Path) -> 
     assert run.wait() == 0
     assert summary["end"] == "stopped" and summary["bytes_read"] == 0
     assert not list(tmp_path.iterdir())
+
+
+def test_an_agent_waiting_to_start_sends_a_heartbeat_every_interval(python: str, tmp_path: Path) -> None:
+    # The controller tells a host that is slow to prepare from one that died by these lines.
+    run = AgentRun(python, {"mode": "small_files", "dir": str(tmp_path), "count": 10, "wait_go": True, "interval": 0.1})
+    run.until("ready")
+    time.sleep(0.6)
+    run.close_stdin()
+    run.until("summary")
+    run.rest()
+    assert run.wait() == 0
+    beats = [s for s in run.seen if s["type"] == "progress"]
+    assert len(beats) >= 4, [s["type"] for s in run.seen]
+    assert all(b["phase"] == "prepare" and b["total"] == 0 for b in beats)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from experiments.agent_protocol import (
-    AgentError, AgentNotice, AgentStream, AgentSummary, IntervalAggregator, parse_lines, sum_samples,
+    AgentError, AgentNotice, AgentStream, AgentSummary, IntervalAggregator, parse_lines, split_sample, sum_samples,
 )
 from experiments.samples import HostTelemetry, Sample
 
@@ -95,3 +95,17 @@ def test_aggregator_never_drops_a_late_sample() -> None:
     assert sum(x.bytes_written for x in late) == 52
     with pytest.raises(ValueError, match="unknown client"):
         agg.add(_s("zz", 1.0, 1))
+
+
+def test_a_long_sample_is_spread_over_the_intervals_it_covers() -> None:
+    # Seen in the lab: a busy guest did not run the agent's sampler for 5 s, which then
+    # reported 5 s in one sample; summed into one 250 ms interval it read as 2449 MB/s.
+    agg = IntervalAggregator(["a"], 0.25)
+    assert [x.t for x in agg.add(_s("a", 1.0, 30_500_000))] == [1.0]
+    long = Sample("a", t=6.0, interval=5.0, bytes_read=610_000_003, ops=583, errors=1)
+    out = agg.add(long)
+    assert [round(x.t, 2) for x in out] == [round(1.25 + 0.25 * i, 2) for i in range(20)]
+    assert sum(x.bytes_read for x in out) == 610_000_003 and sum(x.ops for x in out) == 583
+    assert max(x.throughput_bps for x in out) < 123e6 and min(x.throughput_bps for x in out) > 121e6
+    assert [x.errors for x in out] == [0] * 19 + [1]
+    assert split_sample(long, 1) == [long]
