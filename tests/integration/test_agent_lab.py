@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -457,6 +458,42 @@ def test_cancel_leaves_no_file_behind(lab: LabHandle, tmp_path: Path, name: str,
     if not in_prepare:
         assert len(agent.samples_before_summary()) >= 3
     assert_gone(lab, agent)
+
+
+def test_a_controller_killed_mid_run_leaves_no_file_behind(lab: LabHandle) -> None:
+    """SIGKILL of the controller's side: the connection drops, the agent sees EOF and cleans up."""
+    spec = w.SeqWrite(file_size=64 * MIB, loop=True, duration_s=120, interval_s=IV)
+    ssh = ["ssh", "-F", str(lab.ssh_config), "-o", "BatchMode=yes", CLIENT, shlex.join(bootstrap_argv())]
+    proc = subprocess.Popen(ssh, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(payload(spec.to_agent_config(MOUNT)))
+        proc.stdin.flush()
+        stream, events = AgentStream(CLIENT), []
+        while sum(isinstance(e, Sample) for e in events) < 3:
+            line = proc.stdout.readline()
+            assert line, "the agent ended before three samples"
+            events += stream.feed(line)
+        hello = next(e for e in events if isinstance(e, AgentNotice) and e.type == "hello")
+        path = on_server(str(hello.data["dir"]))
+        assert lab.run(SERVER, f"test -d {shlex.quote(path)}", check=False).returncode == 0
+        proc.kill()  # no goodbye: the TCP connection just goes away
+    finally:
+        proc.kill()
+        proc.wait(10)
+    deadline = time.monotonic() + 30
+
+    def left() -> list[str]:
+        what = []
+        if lab.run(SERVER, f"test -e {shlex.quote(path)}", check=False).returncode == 0:
+            what.append(path)
+        if lab.run(CLIENT, "pgrep -f 'python[3] -u -c'", check=False).returncode == 0:  # [3]: not this shell
+            what.append("the agent process")
+        return what
+
+    while left():
+        assert time.monotonic() < deadline, f"{left()} still there 30 s after the controller died"
+        time.sleep(0.5)
 
 
 # --------------------------------------------------------------------------- cache honesty
