@@ -38,7 +38,9 @@ def _job_options(spec: w.WorkloadSpec) -> tuple[dict[str, Any], str]:
                 opts["end_fsync"] = 1  # like iozone -e: the flush is inside the measured time
             if isinstance(spec, w.Rewrite):
                 opts["overwrite"] = 1  # fio lays the file out first, then rewrites it
-            return opts | {"direct": int(spec.direct)}, exact
+            # fio preallocates by default (NFS 4.2 ALLOCATE: the server reserves the blocks up
+            # front); the agent, like cp and dd, allocates as it writes
+            return opts | {"direct": int(spec.direct), "fallocate": "none"}, exact
         case w.SeqRead():
             return {"rw": "read", "bs": spec.block_size, "size": spec.file_size, "numjobs": spec.jobs,
                     "direct": int(spec.direct), "invalidate": 1}, exact
