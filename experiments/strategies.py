@@ -253,7 +253,8 @@ def make_strategy(plan: Plan, max_configs: int | None = None) -> GridStrategy | 
         return GridStrategy(plan.knobs, start, plan.seed, max_configs)
     if plan.strategy == "ofat":
         return OneFactorStrategy(plan.knobs, start, plan.seed, max_configs)
-    return CoordinateStrategy(plan.knobs, start, plan.seed, max_configs)
+    # a move must beat the noise the repeat policy accepts, or noise drags the search around
+    return CoordinateStrategy(plan.knobs, start, plan.seed, max_configs, min_gain=plan.max_rel_stddev)
 
 
 def run_offline(strategy: Strategy, measure: Callable[[Config], float | None], limit: int = 100_000) -> list[TrialResult]:

@@ -160,3 +160,12 @@ def test_adaptive_search_copes_with_a_knob_that_has_one_value() -> None:
     plan = Plan(knobs={"rsize": (32768, 1048576), "wsize": (1048576,)}, strategy="adaptive")
     results = run_offline(make_strategy(plan), lambda c: float(c["rsize"]))
     assert max(r.value for r in results if r.value is not None) == 1048576.0
+
+
+def test_the_adaptive_search_moves_only_for_gains_beyond_the_plans_noise() -> None:
+    # a 2 % gain is real only if the plan's runs are steadier than that
+    for noise, moves in ((0.035, False), (0.01, True)):
+        plan = Plan(knobs={"rsize": (65536, 1048576)}, strategy="adaptive", max_rel_stddev=noise)
+        strategy = make_strategy(plan)
+        assert isinstance(strategy, CoordinateStrategy) and strategy.min_gain == noise
+        assert strategy._better(102.0, 100.0) == moves
