@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.events import EventBus  # noqa: E402
-from benchmarks.lab_mounts import without_standing_mounts  # noqa: E402
+from benchmarks.lab_hosts import add_lab_args, without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.store import Store, TrialState  # noqa: E402
 from app.sweep import SweepEngine, SweepSpec, TrialFinished  # noqa: E402
@@ -103,10 +103,7 @@ def _grouped(ok: list[dict]) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ssh-config", type=Path, default=REPO / ".lab" / "ssh_config")
-    ap.add_argument("--server", default="lab-server")
-    ap.add_argument("--client", default="lab-client1")
-    ap.add_argument("--export", default="/srv/nfs")
+    add_lab_args(ap)
     ap.add_argument("--rsize", default="32k,64k,128k,256k,1M", help="rsize=wsize values")
     ap.add_argument("--threads", default="2,4,8,32", help="nfsd thread counts")
     ap.add_argument("--readahead", default="128,512,2048,8192", help="client read_ahead_kb values")

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.events import EventBus  # noqa: E402
-from benchmarks.lab_mounts import without_standing_mounts  # noqa: E402
+from benchmarks.lab_hosts import add_lab_args, address_of, without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.snippets import context_for_session, render_all  # noqa: E402
 from app.recommend import Ceilings, recommend, save  # noqa: E402
@@ -121,10 +121,9 @@ def _recommendation(db: Path, sid: int) -> tuple[dict[str, Any], float | None, s
         for r in evidence.get("ranking", []) or []:
             if dict(r.get("config", {})) == config:
                 sweep_mbps = r["throughput"]["mean"] / MB
-        tcp = None  # the best the session measured (a sweep over the MTU measures at each)
-        for f in store.host_facts(sid):
-            if f.role == "ceiling" and isinstance(f.facts, dict) and f.facts.get("tcp_bps"):
-                tcp = max(tcp or 0.0, float(f.facts["tcp_bps"]) / MB)
+        # the session's own rule: each client's best (a sweep over the MTU measures at each)
+        ceilings = stored_ceilings(store, sid, SweepSpec.from_json(store.get_session(sid).plan))
+        tcp = ceilings.network_per_client_bps / MB if ceilings and ceilings.network_per_client_bps else None
         snippets = {s.key: s for s in render_all(config, context_for_session(store, sid, "seq_read"))}
     fstab = snippets["fstab"].text.strip()
     ra = snippets.get("readahead-udev")
@@ -173,7 +172,7 @@ def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: st
     try:
         if "mtu" in config:  # as the systemd-networkd/ifupdown snippets would, on both ends
             for host, peer in ((server, client), (client, server)):
-                dev, mtu = link_of(lab, host, peer_address(lab, host, peer))
+                dev, mtu = link_of(lab, host, address_of(lab.ssh_config, host, peer))
                 mtu_before[host] = (dev, mtu)
                 lab.run(host, f"ip link set dev {shlex.quote(dev)} mtu {int(config['mtu'])}")
         if "nfsd_threads" in config:  # as the nfs.conf snippet's note says: `rpc.nfsd N` changes it at once
@@ -228,10 +227,6 @@ def verify(args: argparse.Namespace, lab: Lab, config: dict[str, Any], fstab: st
             lab.run(host, f"ip link set dev {shlex.quote(dev)} mtu {int(mtu)}", check=False)
 
 
-def peer_address(lab: Lab, host: str, peer: str) -> str:
-    return lab.run(host, f"getent ahostsv4 {shlex.quote(peer)}").stdout.split()[0]
-
-
 def link_of(lab: Lab, host: str, address: str) -> tuple[str, str]:
     """(interface towards address, its MTU now)."""
     words = lab.run(host, f"ip -o route get {shlex.quote(address)}").stdout.split()
@@ -241,10 +236,7 @@ def link_of(lab: Lab, host: str, address: str) -> tuple[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ssh-config", type=Path, default=REPO / ".lab" / "ssh_config")
-    ap.add_argument("--server", default="lab-server")
-    ap.add_argument("--client", default="lab-client1")
-    ap.add_argument("--export", default="/srv/nfs")
+    add_lab_args(ap)
     ap.add_argument("--rsize", default="32k,128k,1M")
     ap.add_argument("--wsize", default="32k,128k,1M")
     ap.add_argument("--threads", default="4,8,32")

@@ -1,6 +1,6 @@
-"""A client's own mounts of the server, taken down for a benchmark and put back after.
+"""The lab as the benchmarks reach it: their common arguments, ssh, and the standing mounts.
 
-A test mount joins the NFS connection of any other mount of the same server (one per
+A client's own mounts of the server are taken down for a benchmark and put back after. A test mount joins the NFS connection of any other mount of the same server (one per
 server and NFS version), and TCP fixed that connection's frame size when it connected.
 The lab's clients mount the export at /mnt/lab from boot, at MTU 1500, so a benchmark
 that sweeps or sets the MTU unmounts them first (the sweep would refuse those trials).
@@ -8,6 +8,7 @@ that sweeps or sets the MTU unmounts them first (the sweep would refuse those tr
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import subprocess
 from collections.abc import Iterator
@@ -22,9 +23,25 @@ def ssh(ssh_config: Path, host: str, command: str, *, check: bool = True) -> str
     return p.stdout
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def add_lab_args(ap: argparse.ArgumentParser) -> None:
+    """Where the benchmark runs: the lab by default."""
+    ap.add_argument("--ssh-config", type=Path, default=REPO / ".lab" / "ssh_config")
+    ap.add_argument("--server", default="lab-server")
+    ap.add_argument("--client", default="lab-client1")
+    ap.add_argument("--export", default="/srv/nfs")
+
+
+def address_of(ssh_config: Path, host: str, name: str) -> str:
+    """The IPv4 address ``name`` has as seen from ``host``."""
+    return ssh(ssh_config, host, f"getent ahostsv4 {shlex.quote(name)}").split()[0]
+
+
 def standing_mounts(ssh_config: Path, client: str, server: str) -> list[tuple[str, str, str]]:
     """(source, mount point, options) of the client's NFS mounts of the server, not nfs-tuner's."""
-    address = ssh(ssh_config, client, f"getent ahostsv4 {shlex.quote(server)}").split()[0]
+    address = address_of(ssh_config, client, server)
     out = []
     for line in ssh(ssh_config, client, "cat /proc/mounts").splitlines():
         source, point, fstype, options = line.split()[:4]
