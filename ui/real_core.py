@@ -38,6 +38,7 @@ from app.sweep.events import SweepFinished
 from app.sweep.session_facts import CEILING, stored_ceilings
 from app.sweep.spec import LOOPING, SWEEPABLE
 from experiments import plan as xplan
+from experiments.estimate import estimate_duration
 from experiments.workloads import MIB
 from ui.core_api import (
     BaselineResult,
@@ -236,7 +237,7 @@ class RealCore:
                           baseline=self._baseline_values(list(knobs)), timing=self.timing)  # fmt: skip
 
     def estimate_duration(self, plan: Plan) -> tuple[int, float]:
-        est = xplan.estimate_duration(self.core_plan(plan))
+        est = estimate_duration(self.core_plan(plan))
         return est.trials, est.seconds
 
     def _mounts(self, client: str) -> list[NfsMount]:

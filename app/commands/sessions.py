@@ -17,6 +17,8 @@ from app.snippets import context_for_session, render_all
 from app.store.errors import NotFoundError, StoreError
 from app.store.records import RecommendationRecord, SessionRecord, TrialRecord
 from app.store.store import Store
+from app.store.transfer import export_session
+from app.store.csv_export import export_csv
 
 MB = 1e6
 
@@ -223,10 +225,10 @@ def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
     dest = Path(args.to).expanduser()
     try:
         with _open(args, readonly=False) as store:
-            path = store.export_session(args.id, dest)
+            path = export_session(store, args.id, dest)
             out.write(f"session {args.id} written to {path}\n")
             if args.csv:
-                trials_csv, samples_csv = store.export_csv(args.id, Path(args.csv).expanduser())
+                trials_csv, samples_csv = export_csv(store, args.id, Path(args.csv).expanduser())
                 out.write(f"CSV: {trials_csv}, {samples_csv}\n")
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")

@@ -1,5 +1,6 @@
 """The session store: SQLite (WAL) with schema migrations, buffered sample writing and sharing."""
 
+from app.store.csv_export import export_csv
 from app.store.errors import (
     DamagedDatabaseError,
     ForeignDatabaseError,
@@ -21,6 +22,7 @@ from app.store.sample_blocks import SAMPLE_DTYPE, SampleArrays
 from app.store.schema import MIGRATIONS, Migration
 from app.store.states import OPEN_JOURNAL_STATES, JournalState, SessionState, TrialState
 from app.store.store import Store
+from app.store.transfer import export_session, import_sessions
 from app.store.writer import SampleWriter
 
 __all__ = [
@@ -47,4 +49,7 @@ __all__ = [
     "TelemetryArrays",
     "TrialRecord",
     "TrialState",
+    "export_csv",
+    "export_session",
+    "import_sessions",
 ]

@@ -5,10 +5,8 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from app.store.store import Store
+from app.store.store import Store
 
 SAMPLE_COLUMNS = ("trial_id", "client", "t", "interval", "bytes_read", "bytes_written", "ops",
                   "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "errors")

@@ -1,8 +1,10 @@
 """The session store: one writer connection over a WAL-mode SQLite file.
 
 Readers (the session browser, a second process) may open the same file with
-``Store(path, readonly=True)``. All writes go through ``_tx`` under one lock, so the
-SampleWriter's flusher thread and the asyncio loop can share the connection.
+``Store(path, readonly=True)``. All writes go through ``transaction()`` under one lock,
+so the SampleWriter's flusher thread and the asyncio loop can share the connection;
+``attached()`` is the same transaction with a second database file attached, for the
+bulk copies of ``app.store.transfer``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -41,10 +43,9 @@ from app.store.states import (
     SessionState,
     TrialState,
 )
+from app.store.writer import SampleWriter
 from experiments.samples import HostTelemetry, Sample
 
-if TYPE_CHECKING:
-    from app.store.writer import SampleWriter
 
 
 def _dumps(value: Any) -> str:
@@ -115,8 +116,8 @@ class Store:
         return int(self._q("PRAGMA user_version")[0][0])
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; nested uses join the outer one."""
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (nested ones join the outer one); yields the connection."""
         if self.readonly:
             raise StoreError(f"{self.path} is open read-only.")
         with self._lock:
@@ -142,6 +143,24 @@ class Store:
             self._depth = 0
             self._conn.execute("COMMIT")
 
+    @contextmanager
+    def attached(self, path: Path, alias: str) -> Iterator[sqlite3.Connection]:
+        """A write transaction with the database file ``path`` attached as schema ``alias``.
+
+        SQLite attaches only outside a transaction, so this cannot nest in ``transaction()``.
+        """
+        if not alias.isidentifier():
+            raise ValueError(f"not a schema name: {alias!r}")
+        with self._lock:
+            if self._depth:
+                raise StoreError("attached() cannot run inside another transaction")
+            self._conn.execute("ATTACH DATABASE ? AS " + alias, (str(path),))
+            try:
+                with self.transaction() as conn:
+                    yield conn
+            finally:
+                self._conn.execute("DETACH DATABASE " + alias)
+
     def _q(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             try:
@@ -164,22 +183,25 @@ class Store:
         return [] if rows == ["ok"] else rows
 
     def sample_writer(self, flush_interval: float = 1.0, *, background: bool = True) -> SampleWriter:
-        from app.store.writer import SampleWriter
-
-        return SampleWriter(self, flush_interval=flush_interval, background=background)
-
-    def _register_writer(self, writer: SampleWriter) -> None:
+        """A buffered writer for the samples of running trials; ``close`` it (or the store) when done."""
+        writer = SampleWriter(self, flush_interval=flush_interval, background=background, on_close=self._forget)
         self._writers.append(writer)
+        return writer
 
-    def _unregister_writer(self, writer: SampleWriter) -> None:
+    def _forget(self, writer: SampleWriter) -> None:
         if writer in self._writers:
             self._writers.remove(writer)
+
+    def flush_writers(self) -> None:
+        """Commit every open writer's buffered samples (before reading or copying a session)."""
+        for w in list(self._writers):
+            w.flush()
 
     # -- sessions ---------------------------------------------------------------
 
     def create_session(self, hosts: Sequence[str], plan: Any = None, notes: str = "") -> int:
         now = self._now()
-        with self._tx() as c:
+        with self.transaction() as c:
             cur = c.execute(
                 "INSERT INTO sessions (created, updated, state, hosts, plan, notes, owner_host, owner_pid)"
                 " VALUES (?,?,?,?,?,?,?,?)",
@@ -219,7 +241,7 @@ class Store:
         return [s for s in rows if host is None or host in s.hosts]
 
     def set_session_state(self, session_id: int, state: SessionState) -> None:
-        with self._tx() as c:
+        with self.transaction() as c:
             current = SessionState(self.get_session(session_id).state)
             if state != current and state not in SESSION_MOVES[current]:
                 raise InvalidTransitionError(f"session {session_id}: {current} → {state} is not allowed")
@@ -234,7 +256,7 @@ class Store:
     def update_session(
         self, session_id: int, *, notes: str | None = None, hosts: Sequence[str] | None = None
     ) -> None:
-        with self._tx() as c:
+        with self.transaction() as c:
             self.get_session(session_id)
             if notes is not None:
                 c.execute("UPDATE sessions SET notes=? WHERE id=?", (notes, session_id))
@@ -244,7 +266,7 @@ class Store:
 
     def delete_session(self, session_id: int) -> None:
         """Delete a session and all it holds; refused while its journal has open entries."""
-        with self._tx() as c:
+        with self.transaction() as c:
             self.get_session(session_id)
             open_states = [s.value for s in OPEN_JOURNAL_STATES]
             n = c.execute(
@@ -267,7 +289,7 @@ class Store:
         """
         me = owner_tag()
         recovered: list[int] = []
-        with self._tx() as c:
+        with self.transaction() as c:
             rows = c.execute(
                 "SELECT id, owner_host, owner_pid FROM sessions WHERE state=?", (SessionState.RUNNING.value,)
             ).fetchall()
@@ -296,7 +318,7 @@ class Store:
     def add_host_facts(
         self, session_id: int, host: str, role: str, facts: Any, taken_at: float | None = None
     ) -> int:
-        with self._tx() as c:
+        with self.transaction() as c:
             cur = c.execute(
                 "INSERT INTO host_facts (session_id, host, role, taken_at, facts) VALUES (?,?,?,?,?)",
                 (session_id, host, role, self._now() if taken_at is None else taken_at, _dumps(facts)),
@@ -315,7 +337,7 @@ class Store:
     def save_plan(self, session_id: int, plan: Any) -> int:
         """Store a plan version; it also becomes the session's current plan."""
         now = self._now()
-        with self._tx() as c:
+        with self.transaction() as c:
             text = _dumps(plan)
             cur = c.execute("INSERT INTO plans (session_id, created, plan) VALUES (?,?,?)", (session_id, now, text))
             c.execute("UPDATE sessions SET plan=?, updated=? WHERE id=?", (text, now, session_id))
@@ -339,7 +361,7 @@ class Store:
         state: TrialState = TrialState.RUNNING,
     ) -> int:
         """A new trial; started now when it is created running. Order defaults to next."""
-        with self._tx() as c:
+        with self.transaction() as c:
             if order_index is None:
                 order_index = int(c.execute(
                     "SELECT COALESCE(MAX(order_index)+1, 0) FROM trials WHERE session_id=?", (session_id,)
@@ -360,9 +382,8 @@ class Store:
         """End a trial: flush pending samples, store its summary, merge its sample blocks."""
         if state == TrialState.RUNNING:
             raise InvalidTransitionError("a trial cannot be finished as running")
-        for w in list(self._writers):
-            w.flush()
-        with self._tx() as c:
+        self.flush_writers()
+        with self.transaction() as c:
             cur = c.execute(
                 "UPDATE trials SET state=?, reason=?, summary=?, ended=? WHERE id=?",
                 (state.value, reason, None if summary is None else _dumps(summary), self._now(), trial_id),
@@ -405,7 +426,7 @@ class Store:
             by_client.setdefault(s.client, []).append(s)
         if not by_client:
             return 0
-        with self._tx() as c:
+        with self.transaction() as c:
             for client, group in by_client.items():
                 rec = pack(group)
                 c.execute(
@@ -416,7 +437,7 @@ class Store:
 
     def compact_samples(self, trial_id: int) -> None:
         """Merge a trial's many one-second blocks into one block per client."""
-        with self._tx() as c:
+        with self.transaction() as c:
             rows = c.execute(
                 "SELECT client, COUNT(*) FROM sample_blocks WHERE trial_id=? GROUP BY client", (trial_id,)
             ).fetchall()
@@ -480,7 +501,7 @@ class Store:
             for h in items
         ]
         if rows:
-            with self._tx() as c:
+            with self.transaction() as c:
                 c.executemany(
                     "INSERT INTO telemetry (trial_id, host, t, interval, disk_read_bps, disk_write_bps,"
                     " net_rx_bps, net_tx_bps, cpu_busy, extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -516,7 +537,7 @@ class Store:
     ) -> int:
         """Record a change before it is made; returns the entry id to mark applied later."""
         now = self._now()
-        with self._tx() as c:
+        with self.transaction() as c:
             cur = c.execute(
                 "INSERT INTO journal (session_id, host, knob, target, old_value, new_value, created_at,"
                 " updated_at, state, detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -527,7 +548,7 @@ class Store:
 
     def journal_update(self, entry_id: int, state: JournalState, detail: str | None = None) -> None:
         """Move an entry along its life cycle; impossible moves raise InvalidTransitionError."""
-        with self._tx() as c:
+        with self.transaction() as c:
             row = c.execute("SELECT state FROM journal WHERE id=?", (entry_id,)).fetchone()
             if row is None:
                 raise NotFoundError(f"no journal entry {entry_id}")
@@ -583,7 +604,7 @@ class Store:
     # -- recommendations --------------------------------------------------------
 
     def add_recommendation(self, session_id: int, objective: str, config: Mapping[str, Any], evidence: Any) -> int:
-        with self._tx() as c:
+        with self.transaction() as c:
             cur = c.execute(
                 "INSERT INTO recommendations (session_id, objective, config, evidence, created_at) VALUES (?,?,?,?,?)",
                 (session_id, objective, _dumps(dict(config)), _dumps(evidence), self._now()),
@@ -597,20 +618,3 @@ class Store:
             (session_id,),
         )
         return [RecommendationRecord(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5]) for r in rows]
-
-    # -- sharing ----------------------------------------------------------------
-
-    def export_session(self, session_id: int, dest: str | Path) -> Path:
-        from app.store.transfer import export_session
-
-        return export_session(self, session_id, Path(dest))
-
-    def import_sessions(self, src: str | Path) -> list[int]:
-        from app.store.transfer import import_sessions
-
-        return import_sessions(self, Path(src))
-
-    def export_csv(self, session_id: int, folder: str | Path) -> tuple[Path, Path]:
-        from app.store.csv_export import export_csv
-
-        return export_csv(self, session_id, Path(folder))

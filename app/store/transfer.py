@@ -88,23 +88,11 @@ def export_session(store: Store, session_id: int, dest: Path) -> Path:
     if dest.exists():
         raise StoreError(f"{dest} exists already; choose a new file name for the export.")
     store.get_session(session_id)
-    for w in list(store._writers):
-        w.flush()
+    store.flush_writers()
     Store(dest).close()  # creates the schema at our version
     origin = f"exported from {socket.gethostname()} (session {session_id}) at {time.strftime('%Y-%m-%d %H:%M:%S')}"
-    conn = store._conn
-    with store._lock:
-        conn.execute("ATTACH DATABASE ? AS export_db", (str(dest),))
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                _copy_session(conn, "main", "export_db", session_id, origin)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        finally:
-            conn.execute("DETACH DATABASE export_db")
+    with store.attached(dest, "export_db") as conn:
+        _copy_session(conn, "main", "export_db", session_id, origin)
     # One self-contained file for mail or a USB stick: no -wal/-shm beside it.
     out = sqlite3.connect(str(dest), isolation_level=None)
     try:
@@ -132,19 +120,5 @@ def import_sessions(store: Store, src: Path) -> list[int]:
                 shutil.copyfile(side, copy.with_name(copy.name + suffix))
         with Store(copy) as incoming:
             ids = [s.id for s in sorted(incoming.list_sessions(), key=lambda s: (s.created, s.id))]
-        conn = store._conn
-        new_ids: list[int] = []
-        with store._lock:
-            conn.execute("ATTACH DATABASE ? AS import_db", (str(copy),))
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for sid in ids:
-                        new_ids.append(_copy_session(conn, "import_db", "main", sid, f"imported from {src.name}"))
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                conn.execute("DETACH DATABASE import_db")
-    return new_ids
+        with store.attached(copy, "import_db") as conn:
+            return [_copy_session(conn, "import_db", "main", sid, f"imported from {src.name}") for sid in ids]

@@ -12,22 +12,38 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from experiments.samples import HostTelemetry, Sample
 
-if TYPE_CHECKING:
-    from app.store.store import Store
-
 log = logging.getLogger(__name__)
 
 
+class SampleSink(Protocol):
+    """Where a writer commits (the Store): one transaction around many writes."""
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def write_samples(self, trial_id: int, samples: Iterable[Sample]) -> int: ...
+
+    def write_telemetry(self, trial_id: int, items: Iterable[HostTelemetry]) -> int: ...
+
+
 class SampleWriter:
-    def __init__(self, store: Store, flush_interval: float = 1.0, *, background: bool = True) -> None:
+    def __init__(
+        self,
+        store: SampleSink,
+        flush_interval: float = 1.0,
+        *,
+        background: bool = True,
+        on_close: Callable[[SampleWriter], None] | None = None,
+    ) -> None:
         if flush_interval <= 0:
             raise ValueError("flush_interval must be positive")
         self._store = store
+        self._on_close = on_close
         self.flush_interval = flush_interval
         self._lock = threading.Lock()
         self._samples: dict[int, list[Sample]] = {}
@@ -38,7 +54,6 @@ class SampleWriter:
         self.last_error: Exception | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        store._register_writer(self)
         if background:
             self._thread = threading.Thread(target=self._run, name="nfs-tuner-sample-flush", daemon=True)
             self._thread.start()
@@ -82,7 +97,7 @@ class SampleWriter:
             self._inflight += taken
         written = 0
         try:
-            with self._store._tx():  # one commit for all trials and telemetry
+            with self._store.transaction():  # one commit for all trials and telemetry
                 for trial_id, batch in samples.items():
                     written += self._store.write_samples(trial_id, batch)
                 for trial_id, tel in telemetry.items():
@@ -111,7 +126,8 @@ class SampleWriter:
         try:
             self.flush()
         finally:
-            self._store._unregister_writer(self)
+            if self._on_close is not None:
+                self._on_close(self)
 
     def __enter__(self) -> SampleWriter:
         return self

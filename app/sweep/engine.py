@@ -42,7 +42,8 @@ from app.sweep.session_facts import (
 )
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec, workload_kind
-from experiments.plan import Config, estimate_duration
+from experiments.estimate import estimate_duration
+from experiments.plan import Config
 from experiments.samples import Sample
 from experiments.stability import SteadyStateDetector, summarize
 from experiments.statistics import RepeatPolicy, repeat_decision

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.store import Store
+from app.store import Store, import_sessions
 from tests.conftest import LabHandle
 from tests.integration.test_sweep_lab import run_tiny_sweep
 from tests.ui.test_review_window import ScriptedDialogs
@@ -23,9 +23,9 @@ def test_lab_sessions_open_compare_and_export(qtbot, lab: LabHandle, lab_session
     merged = tmp_path / "all.db"
     with Store(merged) as store:
         for db in dbs:
-            store.import_sessions(db)
+            import_sessions(store, db)
         if len(store.list_sessions()) < 2:
-            store.import_sessions(dbs[0])  # compare a session with its own copy
+            import_sessions(store, dbs[0])  # compare a session with its own copy
     w = open_review_window("", merged, dialogs=ScriptedDialogs())  # type: ignore[arg-type]
     qtbot.addWidget(w)
     rows = w.visible_rows

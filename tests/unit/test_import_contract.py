@@ -1,8 +1,10 @@
-"""The core never imports Qt: app/ and experiments/ stay usable headless.
+"""The import contracts: the core never imports Qt, its layers run one way, no cycles.
 
-Checked two ways: statically over every module's imports (so a lazy import inside
-a function is caught too) and at run time (importing every core module must not
-load Qt).
+The core (app/, experiments/) stays usable headless: checked statically over every
+module's imports (so a lazy import inside a function is caught too) and at run time
+(importing every core module must not load Qt). Inside app/ the layers run one way
+(LAYERS, lowest first) and no module imports itself back through others (cycles are
+found as strongly connected components of the import graph, every import counted).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.unit.import_graph import cycles, graph
 
 REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = {"PySide6", "shiboken6", "pyqtgraph", "qasync", "ui"}
@@ -71,3 +75,69 @@ def test_contract_check_catches_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from PySide6 import QtCore\n")
     assert _imports(bad) & FORBIDDEN == {"PySide6"}
+
+
+# Inside app/, lowest first. A module may import its own package and any lower layer;
+# packages sharing a layer are independent of each other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("app", "app.paths", "app.events"),  # the version, where files live, the event bus
+    ("app.hosts",),  # SSH connections
+    ("app.facts",),  # what a host is, parsed
+    ("app.discovery",),  # facts gathered over a connection
+    ("app.store",),  # SQLite: sessions, trials, samples, journal, recommendations
+    ("app.knobs",),  # tunables: catalog, values, journal-first changes
+    ("app.runner",),  # workloads on the clients, ceilings
+    ("app.recommend",),  # ranking and the recommendation with evidence
+    ("app.sweep", "app.snippets"),  # the trial loop | config snippets
+    ("app.report",),  # the session read model and the HTML report
+    ("app.commands", "app.desktop_entry"),  # the CLI's subcommands | the desktop entry installer
+    ("app.cli",),  # the CLI's parser
+    ("app.__main__",),
+)
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(layer index, the package that places it) by the longest matching prefix."""
+    best: tuple[int, str] | None = None
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and (best is None or len(name) > len(best[1])):
+                best = (i, name)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
+def layer_violations(g: dict[str, set[str]]) -> list[str]:
+    out = []
+    for module, targets in sorted(g.items()):
+        if not module.startswith("app"):
+            continue
+        here, pkg = layer_of(module)
+        for target in sorted(t for t in targets if t.startswith("app")):
+            there, other = layer_of(target)
+            if there > here or (there == here and other != pkg and pkg != "app" and other != "app"):
+                out.append(f"{module} -> {target}")
+    return out
+
+
+def test_no_import_cycles_in_the_core() -> None:
+    found = cycles(graph(CORE))
+    assert not found, f"import cycles (every import counted, also inside functions): {found}"
+
+
+def test_app_layers_run_one_way() -> None:
+    assert not layer_violations(graph(CORE))
+
+
+def test_the_graph_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "app"
+    (pkg / "store").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "store" / "__init__.py").write_text("from app.store.a import A\n")
+    (pkg / "store" / "a.py").write_text("A = 1\ndef f():\n    from app.store import b\n")
+    (pkg / "store" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                        "    from .a import A\nfrom app.report import x\n")
+    (pkg / "report.py").write_text("x = 1\n")
+    g = graph(["app"], root=tmp_path)
+    assert cycles(g) == [["app.store.a", "app.store.b"]]
+    assert layer_violations(g) == ["app.store.b -> app.report"]

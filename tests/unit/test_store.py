@@ -21,6 +21,9 @@ from app.store import (
     Store,
     StoreError,
     TrialState,
+    export_csv,
+    export_session,
+    import_sessions,
 )
 from app.store.schema import MIGRATIONS, Migration, check_migrations
 from experiments.samples import HostTelemetry, Sample
@@ -388,9 +391,9 @@ def test_export_and_import_remap_ids_and_keep_everything(tmp_path: Path) -> None
     src.finish_trial(t1, TrialState.OK, summary={"mean": 4.0})
     src.journal_update(src.journal_intend(sid, "srv", "nfsd_threads", "", 8, 32), JournalState.APPLIED)
     src.add_recommendation(sid, "seqread", {"rsize": 1}, ["text"])
-    out = src.export_session(sid, tmp_path / "share.db")
+    out = export_session(src, sid, tmp_path / "share.db")
     with pytest.raises(StoreError, match="exists"):
-        src.export_session(sid, out)
+        export_session(src, sid, out)
     assert not Path(str(out) + "-wal").exists()
     raw = sqlite3.connect(out)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
@@ -401,7 +404,7 @@ def test_export_and_import_remap_ids_and_keep_everything(tmp_path: Path) -> None
     dst.create_session(["y"])
     dst.create_session(["z"])
     before = out.read_bytes()
-    (new_sid,) = dst.import_sessions(out)
+    (new_sid,) = import_sessions(dst, out)
     assert out.read_bytes() == before
     s = dst.get_session(new_sid)
     assert s.notes == "before upgrade" and s.origin is not None and s.state == SessionState.INTERRUPTED
@@ -424,7 +427,7 @@ def test_import_of_a_damaged_file_raises_the_typed_error(tmp_path: Path) -> None
     bad = tmp_path / "bad.db"
     bad.write_bytes(os.urandom(4096))
     with Store(tmp_path / "s.db") as s, pytest.raises(DamagedDatabaseError):
-        s.import_sessions(bad)
+        import_sessions(s, bad)
 
 
 CHILD = r"""
@@ -489,7 +492,7 @@ def test_csv_export_of_trials_and_samples(store: Store, tmp_path: Path) -> None:
     tid = store.add_trial(sid, {"rsize": 65536, "threads": 8}, {"name": "seqread"})
     store.write_samples(tid, samples("c1", 3))
     store.finish_trial(tid, TrialState.OK, summary={"mean": 2.5, "dips": 0})
-    trials_csv, samples_csv = store.export_csv(sid, tmp_path / "csv")
+    trials_csv, samples_csv = export_csv(store, sid, tmp_path / "csv")
     rows = list(csv.DictReader(trials_csv.open()))
     assert rows[0]["rsize"] == "65536" and rows[0]["summary_mean"] == "2.5" and rows[0]["state"] == "ok"
     srows = list(csv.DictReader(samples_csv.open()))

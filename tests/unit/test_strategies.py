@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from experiments.plan import Config, Plan, Timing, estimate_duration
+from experiments.estimate import estimate_duration
+from experiments.plan import Config, Plan, Timing
 from experiments.strategies import (
     CoordinateStrategy,
     GridStrategy,

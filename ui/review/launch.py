@@ -14,7 +14,7 @@ from pathlib import Path
 
 from app.paths import resolve_db_path
 from app.store.errors import StoreError
-from app.store.store import Store
+from app.store import Store, import_sessions
 from ui.review.dialogs import Dialogs
 from ui.review.window import ReviewWindow
 
@@ -31,7 +31,7 @@ def open_review_window(review: str, db_path: Path, *, dialogs: Dialogs | None = 
     private = tempfile.TemporaryDirectory(prefix="nfs-tuner-review-")
     store = Store(Path(private.name) / "review.db")
     try:
-        store.import_sessions(src)
+        import_sessions(store, src)
     except StoreError as e:
         return ReviewWindow(store, source=f"{src} (not opened)", dialogs=dialogs, problem=str(e), private_dir=private)
     window = ReviewWindow(store, source=f"{src} (a private copy: the file is not changed)", dialogs=dialogs,

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.report import write_report
 from app.store.errors import StoreError
-from app.store.store import Store
+from app.store import Store, export_csv, export_session, import_sessions
 from ui.review.compare_view import CompareView
 from ui.review.dialogs import Dialogs
 from ui.review.session_rows import COLUMNS, SessionRow
@@ -311,7 +311,7 @@ class ReviewWindow(QMainWindow):
         if folder is None:
             return None
         try:
-            paths = self.store.export_csv(sid, folder)
+            paths = export_csv(self.store, sid, folder)
         except (StoreError, OSError) as e:
             self.show_problem(f"The CSV files were not written: {e}")
             return None
@@ -326,7 +326,7 @@ class ReviewWindow(QMainWindow):
         if dest is None:
             return None
         try:
-            path = self.store.export_session(sid, dest)
+            path = export_session(self.store, sid, dest)
         except (StoreError, OSError) as e:  # an existing file is refused by the store, never replaced
             self.show_problem(f"The session file was not written: {e}")
             return None
@@ -341,7 +341,7 @@ class ReviewWindow(QMainWindow):
         if src is None:
             return []
         try:
-            ids = self.store.import_sessions(src)
+            ids = import_sessions(self.store, src)
         except StoreError as e:  # damaged, too new, foreign: the file is untouched
             self.show_problem(str(e), title="The session file cannot be imported")
             return []
