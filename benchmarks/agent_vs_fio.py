@@ -34,15 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from experiments import workloads as w  # noqa: E402
 from experiments.agent_launch import bootstrap_argv, payload  # noqa: E402
 from experiments.agent_protocol import AgentStream, AgentSummary  # noqa: E402
+from app.knobs.values import parse_size  # noqa: E402
 from experiments.fio import parse_fio_json, to_fio_job  # noqa: E402
 
 MB = 1e6
 
 
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().removesuffix("IB").removesuffix("B")
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+def file_size(text: str) -> int:
+    size = parse_size(text)
+    if size is None or size <= 0:
+        raise SystemExit(f"--size {text!r}: give a size like 256M or 1G")
+    return size
 
 
 SSH_OPTS: list[str] = []  # e.g. ["-F", ".lab/ssh_config"]
@@ -104,7 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.ssh_config:
         SSH_OPTS[:] = ["-F", args.ssh_config]
-    size = parse_size(args.size)
+    size = file_size(args.size)
     is_root = (subprocess.run(_remote(["id", "-u"], args.ssh), capture_output=True, text=True).stdout.strip() == "0")
 
     with tempfile.TemporaryDirectory(dir=None if args.ssh else args.directory, prefix="agent-vs-fio-") as scratch:

@@ -42,7 +42,7 @@ from benchmarks.lab_hosts import add_lab_args, without_standing_mounts  # noqa: 
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.store import Store, TrialState  # noqa: E402
 from app.sweep import SweepEngine, SweepSpec, TrialFinished  # noqa: E402
-from app.sweep.spec import parse_value  # noqa: E402
+from app.knobs.values import parse_values  # noqa: E402
 from experiments.plan import Plan, Timing  # noqa: E402
 from experiments.workloads import MIB  # noqa: E402
 
@@ -50,7 +50,7 @@ OUT = Path(__file__).with_name("data") / "grid_seqread_lab.json"
 
 
 def _ints(knob: str, text: str) -> list[int]:
-    return [int(parse_value(knob, t)) for t in text.split(",") if t.strip()]
+    return [int(v) for v in parse_values(knob, text)]
 
 
 def _load() -> str:

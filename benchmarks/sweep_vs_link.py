@@ -44,11 +44,12 @@ from app.events import EventBus  # noqa: E402
 from benchmarks.lab_hosts import add_lab_args, address_of, without_standing_mounts  # noqa: E402
 from app.hosts import HostPool, SshSettings  # noqa: E402
 from app.snippets import context_for_session, render_all  # noqa: E402
-from app.recommend import Ceilings, recommend, save  # noqa: E402
+from app.recommend import save  # noqa: E402
+from app.recommend.context import recommend_session  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.sweep.session_facts import stored_ceilings  # noqa: E402
 from app.sweep import SweepEngine, SweepSpec, TrialFinished  # noqa: E402
-from app.sweep.spec import parse_value  # noqa: E402
+from app.knobs.values import parse_values  # noqa: E402
 from experiments.plan import Plan, Timing  # noqa: E402
 from experiments.workloads import MIB  # noqa: E402
 
@@ -72,16 +73,12 @@ class Lab:
         return p
 
 
-def _values(knob: str, text: str) -> tuple[Any, ...]:
-    return tuple(parse_value(knob, t) for t in text.split(",") if t.strip())
-
-
 async def _sweep(args: argparse.Namespace, db: Path) -> int:
     timing = Timing(setup_s=15.0, warmup_s=args.warmup, min_measure_s=args.measure, max_measure_s=args.measure)
-    plan = Plan(knobs={"rsize": _values("rsize", args.rsize), "wsize": _values("wsize", args.wsize),
-                       "nfsd_threads": _values("nfsd_threads", args.threads),
-                       "read_ahead_kb": _values("read_ahead_kb", args.readahead),
-                       **({"mtu": _values("mtu", args.mtu)} if args.mtu else {})},
+    plan = Plan(knobs={"rsize": parse_values("rsize", args.rsize), "wsize": parse_values("wsize", args.wsize),
+                       "nfsd_threads": parse_values("nfsd_threads", args.threads),
+                       "read_ahead_kb": parse_values("read_ahead_kb", args.readahead),
+                       **({"mtu": parse_values("mtu", args.mtu)} if args.mtu else {})},
                 workloads=("seq_read",), strategy=args.strategy, min_runs=args.repetitions,
                 max_runs=args.max_repetitions or args.repetitions, seed=args.seed, timing=timing)  # fmt: skip
     spec = SweepSpec(args.server, (args.client,), args.export, plan, file_size=args.file_size * MIB,
@@ -102,10 +99,7 @@ async def _sweep(args: argparse.Namespace, db: Path) -> int:
 def recompute(db: Path, sid: int) -> None:
     """Rank a stored session again with today's code (the trials are the evidence)."""
     with Store(db) as store:
-        spec = SweepSpec.from_json(store.get_session(sid).plan)
-        rec = recommend(store, sid, ceilings=stored_ceilings(store, sid, spec) or Ceilings(clients=len(spec.clients)),
-                        allow_async=spec.async_opt_in, server_host=spec.server)  # fmt: skip
-        save(store, rec)
+        save(store, recommend_session(store, sid))
 
 
 def _recommendation(db: Path, sid: int) -> tuple[dict[str, Any], float | None, str, str, float | None, dict[str, Any]]:

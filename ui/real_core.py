@@ -33,9 +33,11 @@ from app.runner import ClientWork, RunError, WorkloadRunner
 from app.runner.baselines import disk_ceiling, tcp_ceiling
 from app.snippets import context_for_session, render_all
 from app.store import Store
-from app.sweep import SweepEngine, SweepSpec, parse_value
+from app.knobs.values import parse_value
+from app.sweep import SweepEngine, SweepSpec
 from app.sweep.events import SweepFinished
-from app.sweep.session_facts import CEILING, stored_ceilings
+from app.recommend.context import CEILING
+from app.sweep.session_facts import stored_ceilings
 from app.sweep.spec import LOOPING, SWEEPABLE
 from experiments import plan as xplan
 from experiments.estimate import estimate_duration

@@ -14,7 +14,8 @@ from app.hosts import HostPool, SshSettings
 from app.paths import resolve_db_path
 from app.runner import ENGINES
 from app.store import Store
-from app.sweep import Progress, SweepEngine, SweepFinished, SweepSpec, TrialFinished, parse_value
+from app.knobs.values import parse_values
+from app.sweep import Progress, SweepEngine, SweepFinished, SweepSpec, TrialFinished
 from experiments.plan import STRATEGIES, Plan, Timing
 from experiments.workloads import MIB
 
@@ -53,9 +54,9 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     knobs: dict[str, tuple[Any, ...]] = {}
     for item in args.knob:
         name, sep, values = item.partition("=")
-        if not sep or not values:
+        if not sep:
             raise ValueError(f"--knob {item!r}: write NAME=V1,V2")
-        knobs[name.strip()] = tuple(parse_value(name.strip(), v) for v in values.split(","))
+        knobs[name.strip()] = parse_values(name.strip(), values)
     if not knobs:
         raise ValueError("name at least one --knob NAME=V1,V2")
     duration = float(args.duration)

@@ -16,7 +16,7 @@ sustainable figures; ties go to the lower median coefficient of variation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.recommend.model import ConfigResult
@@ -30,8 +30,8 @@ def sustainable(mean: float, deepest_dip: float) -> float:
     return mean * max(0.0, 1.0 - DIP_WEIGHT * excess)
 
 
-def config_key(config: dict[str, object]) -> str:
-    """A stable text key for a configuration (for grouping and tie-breaks)."""
+def config_key(config: Mapping[str, object]) -> str:
+    """A stable text key for a configuration (for grouping and tie-breaks); values compared as text ("8" == 8)."""
     return ",".join(f"{k}={config[k]}" for k in sorted(config))
 
 

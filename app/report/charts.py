@@ -9,7 +9,8 @@ import numpy as np
 
 from app.recommend.objectives import objective_of
 from app.report.formatting import config_text
-from app.report.session_data import key_of, trial_mean, workload_kind
+from app.recommend.ranking import config_key
+from app.report.session_data import trial_mean, workload_kind
 from app.report.svg import CiPoint, Series, ci_chart, colour, line_chart
 from app.store.records import TrialRecord
 from app.store.sample_blocks import SampleArrays
@@ -37,7 +38,7 @@ def over_time_charts(trials: Sequence[TrialRecord], samples: SampleArrays) -> li
         series = []
         for t in group:
             x, y = total_throughput(samples.for_trial(t.id))
-            c = colours.setdefault(key_of(t.config), colour(len(colours)))
+            c = colours.setdefault(config_key(t.config), colour(len(colours)))
             label = config_text(t.config) + ("" if t.state == TrialState.OK else f" ({t.state.value})")
             series.append(Series(label, x, y, c))
         if any(len(s.x) for s in series):

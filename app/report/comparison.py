@@ -14,7 +14,8 @@ from typing import Any
 
 from app.recommend.evidence import config_text
 from app.recommend.objectives import OBJECTIVES, objective_of
-from app.report.session_data import key_of, ok_means
+from app.recommend.ranking import config_key
+from app.report.session_data import ok_means
 from app.store.records import TrialRecord
 from experiments.statistics import Comparison, compare, estimate
 
@@ -74,7 +75,7 @@ def _row(objective: str, label: str, ca: dict[str, Any] | None, cb: dict[str, An
 
 
 def _configs(trials: Sequence[TrialRecord], objective: str) -> dict[str, dict[str, Any]]:
-    return {key_of(t.config): dict(t.config) for t in trials if objective_of(t.workload) == objective}
+    return {config_key(t.config): dict(t.config) for t in trials if objective_of(t.workload) == objective}
 
 
 def _best_key(trials: Sequence[TrialRecord], objective: str) -> str | None:

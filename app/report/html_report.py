@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
-from app.recommend import Ceilings
 from app.report.charts import knob_charts, over_time_charts
 from app.report.formatting import ci_text, config_text, date_text, mbps, ops_text, pct, value_text
 from app.report.session_data import SessionData, load_session_data, plan_summary, trial_mean, trial_ops, workload_kind
@@ -98,8 +97,7 @@ def _recommendations(data: SessionData) -> str:
         return "<p>No recommendation: no ok trial informs an objective.</p>"
     out = [f'<p class="muted">{_e(n)}</p>' for n in data.notes]
     for o in data.objectives:
-        verdict = "change to" if o.changed else "keep the current settings"
-        out.append(f'<h3>{_e(o.objective)}</h3><p class="chosen">{_e(verdict)}: {_e(config_text(o.config))}</p>')
+        out.append(f'<h3>{_e(o.objective)}</h3><p class="chosen">{_e(o.verdict())}</p>')
         if o.evidence:
             out.append("<ul class=\"evidence\">" + "".join(f"<li>{_e(e)}</li>" for e in o.evidence) + "</ul>")
         for w in o.warnings:
@@ -223,11 +221,10 @@ def render_html(data: SessionData, samples: SampleArrays) -> str:
     return "\n".join(parts)
 
 
-def write_report(store: Store, session_id: int, dest: str | Path, *, ceilings: Ceilings = Ceilings(),
-                 data: SessionData | None = None) -> Path:
+def write_report(store: Store, session_id: int, dest: str | Path, *, data: SessionData | None = None) -> Path:
     """Render a session's report to ``dest`` (written to a temporary file, then moved in place)."""
     dest = Path(dest)
-    data = data or load_session_data(store, session_id, ceilings=ceilings)
+    data = data or load_session_data(store, session_id)
     text = render_html(data, store.load_session_samples(session_id))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=dest.parent)

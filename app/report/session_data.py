@@ -1,8 +1,11 @@
-"""Everything one stored session holds, gathered once for the report and the review window.
+"""The read model of a stored session: what every face shows of it.
 
-The recommendation is the stored one when the sweep saved it, else computed now from
-the trials' summaries (and marked so). Both arrive here in the recommendation's JSON
-form, read through ``ObjectiveView`` so one code path serves old and new sessions.
+The CLI (``sessions list|show``, ``report``), the review window and the wizard's Results
+page all read a session here. The recommendation is the stored one when the sweep saved
+it, else made now by ``recommend_session`` in the session's own context (its measured
+ceilings, its async opt-in) and marked so. Both arrive in the recommendation's JSON form,
+read through ``ObjectiveView``, so one code path serves old and new sessions and every
+face shows the same configuration and figure for each objective.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.recommend import Ceilings, recommend
+from app.recommend.context import recommend_session
+from app.recommend.evidence import config_text, mbps
 from app.recommend.objectives import OBJECTIVES, objective_of
+from app.recommend.ranking import config_key
 from app.snippets import context_for_session, render_all
 from app.snippets.model import Snippet
 from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
@@ -120,6 +125,63 @@ class ObjectiveView:
     def best(self) -> RankedConfig | None:
         return self.ranking[0] if self.ranking else None
 
+    @property
+    def recommended(self) -> RankedConfig | None:
+        """The ranking's row of the recommended configuration (not always the best: a gain
+        within the noise keeps today's)."""
+        key = config_key(self.config)
+        return next((r for r in self.ranking if config_key(r.config) == key), None)
+
+    @property
+    def figure(self) -> float | None:
+        """The recommended configuration's mean throughput: the figure every face shows."""
+        row = self.recommended or self.best
+        return row.mean if row is not None else None
+
+    def verdict(self) -> str:
+        """One line: what to do, and the figure it stands on."""
+        what = "Change to" if self.changed else "Keep the current settings"
+        figure = f" — {mbps(self.figure)}" if self.figure is not None else ""
+        return f"{what}: {config_text(self.config)}{figure}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objective": self.objective, "config": self.config, "figure_bps": self.figure,
+                "changed": self.changed, "gain_rel": self.gain_rel, "gain_beyond_noise": self.gain_beyond_noise,
+                "evidence": list(self.evidence), "warnings": list(self.warnings), "stored": self.stored,
+                "ranking": [{"rank": r.rank, "config": r.config, "trial_ids": list(r.trial_ids), "n": r.n,
+                             "mean_bps": r.mean, "half_width_bps": r.half_width, "median_cv": r.median_cv}
+                            for r in self.ranking]}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class KnobEffect:
+    """Throughput and stability against one knob's values (the chart per knob)."""
+
+    knob: str
+    values: tuple[Any, ...]
+    mean_bps: tuple[float, ...]
+    median_cv: tuple[float, ...]
+
+
+def knob_effects(view: ObjectiveView) -> tuple[KnobEffect, ...]:
+    """Per knob that varied: the mean of the ranked configurations' means (and CVs) at each value."""
+    out = []
+    for knob in dict.fromkeys(k for r in view.ranking for k in r.config):
+        values = sorted({r.config[knob] for r in view.ranking if knob in r.config}, key=_order)
+        if len(values) < 2:
+            continue
+        rows = [[r for r in view.ranking if r.config.get(knob) == v] for v in values]
+        out.append(KnobEffect(knob, tuple(values), tuple(sum(r.mean for r in rs) / len(rs) for rs in rows),
+                              tuple(sum(r.median_cv or 0.0 for r in rs) / len(rs) for rs in rows)))  # fmt: skip
+    return tuple(out)
+
+
+def _order(value: Any) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
 
 @dataclass(frozen=True, slots=True)
 class SnippetGroup:
@@ -146,6 +208,10 @@ class SessionData:
     def objective(self, name: str) -> ObjectiveView | None:
         return next((o for o in self.objectives if o.objective == name), None)
 
+    def snippet_group(self, objective: str) -> SnippetGroup | None:
+        """The snippets of the configuration recommended for ``objective``."""
+        return next((g for g in self.snippet_groups if objective in g.objectives), None)
+
     @property
     def knobs(self) -> tuple[str, ...]:
         """Every knob the trials set, in first-seen order."""
@@ -159,9 +225,13 @@ class SessionData:
 
 
 def objective_views(
-    store: Store, session_id: int, *, ceilings: Ceilings = Ceilings(), telemetry: bool = True
+    store: Store, session_id: int, *, telemetry: bool = True
 ) -> tuple[tuple[ObjectiveView, ...], tuple[Mapping[str, Any], ...]]:
-    """Stored recommendations (latest per objective), else computed from the trials now."""
+    """Stored recommendations (latest per objective), else made now in the session's context.
+
+    ``telemetry=False`` (a listing) skips loading telemetry: it words some evidence, it
+    changes no ranking, no configuration and no figure.
+    """
     stored = store.recommendations(session_id)
     if stored:
         latest = {r.objective: r for r in stored}
@@ -175,8 +245,7 @@ def objective_views(
         excluded = tuple(e for e in (ev.get("excluded") or []) if isinstance(e, Mapping)) \
             if isinstance(ev, Mapping) else ()
         return views, excluded
-    rec = recommend(store, session_id, ceilings=ceilings, telemetry=telemetry)
-    data = rec.to_json()
+    data = recommend_session(store, session_id, telemetry=telemetry).to_json()
     views = tuple(ObjectiveView.from_json(o["objective"], o, stored=False) for o in data["objectives"])
     return views, tuple(data["excluded"])
 
@@ -208,11 +277,11 @@ def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
     return tuple(groups)
 
 
-def load_session_data(store: Store, session_id: int, *, ceilings: Ceilings = Ceilings()) -> SessionData:
+def load_session_data(store: Store, session_id: int) -> SessionData:
     """Everything but the samples (those load separately: they can be a million rows)."""
     session = store.get_session(session_id)
     trials = tuple(store.trials(session_id))
-    views, excluded = objective_views(store, session_id, ceilings=ceilings)
+    views, excluded = objective_views(store, session_id)
     notes = () if all(v.stored for v in views) else (
         "No recommendation was stored with this session: it was computed now from the trials' summaries.",)
     return SessionData(
@@ -223,24 +292,13 @@ def load_session_data(store: Store, session_id: int, *, ceilings: Ceilings = Cei
     )
 
 
-def best_per_objective(store: Store, session_id: int) -> dict[str, float]:
-    """Best mean per objective for a listing: stored figures, else summaries only (no telemetry)."""
-    views, _ = objective_views(store, session_id, telemetry=False)
-    return {v.objective: v.best.mean for v in views if v.best is not None}
-
-
-def ok_means(trials: Sequence[TrialRecord], objective: str, config_key: str) -> list[float]:
+def ok_means(trials: Sequence[TrialRecord], objective: str, key: str) -> list[float]:
     """Per-repetition means of the ok trials of one objective and configuration."""
     out = []
     for t in trials:
-        if t.state != TrialState.OK or objective_of(t.workload) != objective or key_of(t.config) != config_key:
+        if t.state != TrialState.OK or objective_of(t.workload) != objective or config_key(t.config) != key:
             continue
         m = trial_mean(t)
         if m is not None:
             out.append(m)
     return out
-
-
-def key_of(config: Mapping[str, Any]) -> str:
-    """A stable text key for a configuration; values compared as text ("8" == 8)."""
-    return ",".join(f"{k}={config[k]}" for k in sorted(config))

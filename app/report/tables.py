@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.report.session_data import key_of, trial_mean, trial_ops, workload_kind
+from app.recommend.ranking import config_key
+from app.report.session_data import trial_mean, trial_ops, workload_kind
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from experiments.statistics import estimate
@@ -41,11 +42,11 @@ def workload_table(trials: Sequence[TrialRecord]) -> WorkloadTable:
     kinds.sort(key=lambda k: WORKLOAD_ORDER.index(k) if k in WORKLOAD_ORDER else len(WORKLOAD_ORDER))
     configs: dict[str, dict[str, Any]] = {}
     for t in ok:
-        configs.setdefault(key_of(t.config), dict(t.config))
+        configs.setdefault(config_key(t.config), dict(t.config))
     row_of = {k: i for i, k in enumerate(configs)}
     groups: dict[tuple[int, str], list[TrialRecord]] = {}
     for t in ok:
-        groups.setdefault((row_of[key_of(t.config)], workload_kind(t.workload)), []).append(t)
+        groups.setdefault((row_of[config_key(t.config)], workload_kind(t.workload)), []).append(t)
     cells: dict[tuple[int, str], Cell] = {}
     for key, group in groups.items():
         e = estimate([trial_mean(t) or 0.0 for t in group])

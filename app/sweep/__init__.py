@@ -3,7 +3,7 @@
 from app.sweep.apply import Applying, ConfigApplier
 from app.sweep.engine import SweepEngine
 from app.sweep.events import Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
-from app.sweep.spec import SweepSpec, parse_value, workload_kind
+from app.sweep.spec import SweepSpec, workload_kind
 
 __all__ = [
     "Applying",
@@ -15,6 +15,5 @@ __all__ = [
     "SweepStarted",
     "TrialFinished",
     "TrialStarted",
-    "parse_value",
     "workload_kind",
 ]

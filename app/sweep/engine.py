@@ -25,16 +25,17 @@ from app.hosts import HostError, HostPool
 from app.facts.parse_nfs import parse_exportfs
 from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
-from app.recommend import recommend, save
+from app.recommend import save
 from app.recommend.ceilings import cache_answered
+from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
 from app.knobs.model import KnobError
 from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import SessionState, Store, TrialState
 from app.sweep.apply import ConfigApplier
+from app.recommend.context import ceiling_mtus
 from app.sweep.session_facts import (
-    ceiling_mtus,
     measure_ceilings,
     measure_tcp_ceilings,
     snapshot_hosts,
@@ -226,9 +227,7 @@ class SweepEngine:
     def _recommend(self, sid: int) -> None:
         """Rank the finished session and keep the recommendation beside its trials."""
         try:
-            rec = recommend(self.store, sid, ceilings=self.ceilings, allow_async=self.spec.async_opt_in,
-                            server_host=self.spec.server)  # fmt: skip
-            save(self.store, rec)
+            save(self.store, recommend_session(self.store, sid))
         except Exception as exc:  # the trials are stored; a recommendation can be made later
             log.exception("recommendation failed")
             self.bus.publish(Message(Level.ERROR, "The recommendation could not be made", str(exc)))

@@ -9,13 +9,14 @@ from __future__ import annotations
 from app.discovery import discover_many
 from app.events import EventBus, Level, Message
 from app.hosts import HostError, HostPool
+from app.recommend.context import CEILING
+from app.recommend.context import stored_ceilings as session_ceilings
 from app.recommend.model import Ceilings
 from app.runner import RunError
 from app.runner.baselines import disk_ceiling, tcp_ceiling
 from app.store import Store
 from app.sweep.spec import SweepSpec
 
-CEILING = "ceiling"
 MIB = 1024 * 1024
 
 
@@ -29,26 +30,8 @@ async def snapshot_hosts(store: Store, pool: HostPool, sid: int, spec: SweepSpec
 
 
 def stored_ceilings(store: Store, sid: int, spec: SweepSpec) -> Ceilings | None:
-    rows = [f for f in store.host_facts(sid) if f.role == CEILING and isinstance(f.facts, dict)]
-    if not rows:
-        return None
-    # A client's ceiling is the best it measured: a sweep over the MTU measures at each.
-    best: dict[str, float] = {}
-    for f in rows:
-        if f.host in spec.clients and f.facts.get("tcp_bps"):
-            best[f.host] = max(best.get(f.host, 0.0), float(f.facts["tcp_bps"]))
-    disk = next((f.facts for f in reversed(rows) if f.host == spec.server and "disk_read_bps" in f.facts), {})
-    return Ceilings(
-        network_per_client_bps=min(best.values()) if best else None,
-        clients=len(spec.clients),
-        disk_read_bps=disk.get("disk_read_bps"),
-        disk_write_bps=disk.get("disk_write_bps"),
-    )
-
-
-def ceiling_mtus(store: Store, sid: int) -> set[int]:
-    """The MTUs the network ceiling was measured at (a sweep's first measure has none)."""
-    return {int(f.facts["mtu"]) for f in store.host_facts(sid) if f.role == CEILING and f.facts.get("mtu")}
+    """The ceilings this sweep's session measured (see app.recommend.context)."""
+    return session_ceilings(store, sid, spec.server, spec.clients)
 
 
 async def measure_tcp_ceilings(

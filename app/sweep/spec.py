@@ -13,7 +13,7 @@ from typing import Any
 
 from app.knobs.catalog import SPECS
 from app.runner.run import ENGINES
-from experiments.plan import Plan, Value
+from experiments.plan import Plan
 from experiments.stability import SteadyCriteria
 from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
 
@@ -32,24 +32,6 @@ def workload_kind(name: str) -> str:
     if kind not in SWEEPABLE:
         raise ValueError(f"unknown workload {name!r}; choose from {', '.join(sorted(SWEEPABLE))}")
     return kind
-
-
-def parse_value(knob: str, text: str) -> Value:
-    """A CLI value as the knob's type: sizes like 32k/1M for rsize/wsize, text for choices."""
-    spec = SPECS[knob]
-    if spec.validity.choices and isinstance(spec.validity.choices[0], str):
-        value: Value = text
-    else:
-        t = text.strip().lower()
-        mult = {"k": 1024, "m": 1024 * 1024}.get(t[-1:], 1) if knob in ("rsize", "wsize") else 1
-        try:
-            value = int(t[:-1] if mult > 1 else t) * mult
-        except ValueError:
-            raise ValueError(f"{knob}: {text!r} is not a whole number") from None
-    problem = spec.validity.problem(value)
-    if problem:
-        raise ValueError(f"{knob}: {problem}")
-    return value
 
 
 @dataclass(frozen=True, slots=True)

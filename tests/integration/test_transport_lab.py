@@ -19,7 +19,7 @@ from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.store import Store, TrialState
 from app.sweep import SweepEngine, SweepSpec
-from app.sweep.session_facts import ceiling_mtus
+from app.recommend.context import ceiling_mtus
 from experiments.plan import Plan, Timing
 from experiments.workloads import MIB
 from tests.conftest import LabHandle

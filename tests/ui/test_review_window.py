@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import QDate
 from PySide6.QtGui import QGuiApplication
 
+from app.recommend.evidence import mbps
 from app.store import SessionState, Store
 from tests.fabricate_session import Recipe, fabricate_session
 from ui.review.compare_view import CompareView
@@ -129,7 +130,7 @@ def test_opening_shows_results_samples_snippets_facts_and_journal(window, db, qt
     # results: the bonnie-style table and a ranking per objective, with CIs
     assert view.results.table.rowCount() == 6 and view.results.table.columnCount() == 1 + 2 * 2
     read = next(b for b in view.results.boxes if b.view.objective == "seq_read")
-    assert read.verdict.text() == "Change to: nfsd_threads=32, rsize=1048576"
+    assert read.verdict.text() == read.view.verdict() == f"Change to: nfsd_threads=32, rsize=1048576 — {mbps(read.view.figure)}"
     assert "beyond the run-to-run noise" in read.evidence.text()
     assert read.ranking.rowCount() == 6 and "±" in read.ranking.item(0, 2).text()
     assert cell_texts(read.ranking, 0) == [str(i) for i in range(1, 7)]

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from app.report import compare_sessions, load_session_data, render_html, workload_table, write_report
-from app.report.session_data import best_per_objective, trial_mean
+from app.recommend.evidence import mbps
+from app.report.session_data import objective_views, trial_mean
 from app.report.svg import nice_ticks, reduce_minmax
 from app.store import SessionState, Store, TrialState
 from tests.fabricate_session import Recipe, fabricate_session
@@ -43,7 +44,7 @@ def test_report_holds_tables_recommendation_plots_snippets_facts_and_journal(sto
     data = load_session_data(store, sid)
     read = data.objective("seq_read")
     assert read is not None and read.stored and read.changed
-    assert "change to: nfsd_threads=32, rsize=1048576" in html
+    assert f"Change to: nfsd_threads=32, rsize=1048576 — {mbps(read.figure)}" in html
     assert "Best for seq_read" in html and "beyond the run-to-run noise" in html
     assert html.count('<table class="ranking">') == 2
     # plots: over time per workload, against each knob per objective, with CI bars
@@ -100,7 +101,7 @@ def test_without_a_stored_recommendation_it_is_computed_and_said_so(store: Store
     data = load_session_data(store, sid)
     assert data.objectives and not any(o.stored for o in data.objectives)
     assert any("computed now" in n for n in data.notes)
-    assert set(best_per_objective(store, sid)) == {"seq_read", "seq_write"}
+    assert {v.objective for v in objective_views(store, sid, telemetry=False)[0]} == {"seq_read", "seq_write"}
     assert "computed now" in render_html(data, store.load_session_samples(sid))
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.recommend import Ceilings, recommend, save
+from app.recommend import save
+from app.recommend.context import recommend_session
 from app.store.states import SessionState, TrialState
 from app.store.store import Store
 from experiments.workloads import SeqRead
@@ -28,6 +29,7 @@ def make_db(path: Path, *, store_recommendation: bool = False) -> int:
         sid = s.create_session(["lab-server", "lab-client1"], plan={"knobs": {}, "baseline": {"rsize": 65536}})
         s.add_host_facts(sid, "lab-server", "server", SERVER_FACTS)
         s.add_host_facts(sid, "lab-client1", "client", CLIENT_FACTS)
+        s.add_host_facts(sid, "lab-client1", "ceiling", {"tcp_bps": 117e6, "tool": "iperf3"})
         for cfg, means in (({"rsize": 65536}, (90e6, 91e6, 92e6)), ({"rsize": 1048576}, (110e6, 111e6, 112e6))):
             for m in means:
                 tid = s.add_trial(sid, cfg, SeqRead(block_size=262144).to_dict())
@@ -37,7 +39,7 @@ def make_db(path: Path, *, store_recommendation: bool = False) -> int:
         s.finish_trial(tid, TrialState.BROKEN, reason="ssh dropped")
         s.set_session_state(sid, SessionState.COMPLETE)
         if store_recommendation:
-            save(s, recommend(s, sid, ceilings=Ceilings(network_per_client_bps=117e6)))
+            save(s, recommend_session(s, sid))
         return sid
 
 
@@ -47,16 +49,17 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_list_shows_date_hosts_state_and_best_per_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_shows_date_hosts_state_and_the_recommendation_per_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "s.db"
     sid = make_db(db)
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list")
     assert code == 0
     assert out.startswith(f"{sid:>4}  ") and "complete" in out and "lab-server,lab-client1" in out
-    assert "7 trial(s)" in out and "best: seq_read 111.0 MB/s" in out
+    assert "7 trial(s)" in out and "recommended: seq_read rsize=1048576 111.0 MB/s" in out
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list", "--json")
     data = json.loads(out)
-    assert data["sessions"][0]["best_bps"] == {"seq_read": pytest.approx(111e6)}
+    assert data["sessions"][0]["recommended"] == {"seq_read": {"config": {"rsize": 1048576},
+                                                               "figure_bps": pytest.approx(111e6)}}
 
 
 def test_list_without_a_database_says_so_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,7 +74,7 @@ def test_show_computes_the_recommendation_with_evidence_and_snippets(
 ) -> None:
     db = tmp_path / "s.db"
     sid = make_db(db)
-    code, out, err = run(capsys, "--db", str(db), "sessions", "show", str(sid), "--network-mbps", "117")
+    code, out, err = run(capsys, "--db", str(db), "sessions", "show", str(sid))
     assert code == 0, err
     assert "Trials (7):" in out and "broken" in out and "(ssh dropped)" in out
     assert "(computed now, not stored)" in out

@@ -8,7 +8,8 @@ import pytest
 
 from app.cli import parse
 from app.commands.sweep import _Printer, spec_from_args
-from app.sweep import Progress, SweepSpec, TrialFinished, parse_value, workload_kind
+from app.knobs.values import parse_value
+from app.sweep import Progress, SweepSpec, TrialFinished, workload_kind
 from app.sweep.engine import _Measure
 from experiments.plan import Plan, Timing
 from experiments.samples import Sample
@@ -81,7 +82,8 @@ def test_cli_builds_the_spec_and_prints_progress() -> None:
 
 def test_stored_ceilings_take_each_clients_best_mtu_and_the_slowest_client(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from app.store import Store
-    from app.sweep.session_facts import CEILING, ceiling_mtus, stored_ceilings
+    from app.recommend.context import CEILING, ceiling_mtus
+    from app.sweep.session_facts import stored_ceilings
 
     store = Store(tmp_path / "s.db")
     spec = SweepSpec("srv", ("c1", "c2"), "/srv", Plan(knobs={"mtu": (1500, 9000)}, workloads=("seq_read",)))

@@ -27,8 +27,7 @@ class ObjectiveBox(QGroupBox):
         super().__init__(view.objective, parent)
         self.view = view
         layout = QVBoxLayout(self)
-        verdict = "Change to" if view.changed else "Keep the current settings"
-        self.verdict = _label(f"{verdict}: {config_text(view.config)}", self)
+        self.verdict = _label(view.verdict(), self)
         emphasize(self.verdict)
         layout.addWidget(self.verdict)
         self.evidence = _label("\n".join(f"• {e}" for e in view.evidence), self)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.recommend.evidence import mbps
-from app.report import best_per_objective, plan_summary
+from app.report import objective_views, plan_summary
 from app.report.formatting import date_text
 from app.store.records import SessionRecord
 from app.store.store import Store
 
-COLUMNS = ("#", "Date", "Hosts", "Plan", "State", "Best result per objective")
+COLUMNS = ("#", "Date", "Hosts", "Plan", "State", "Recommended, per objective")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +27,11 @@ class SessionRow:
 
     @classmethod
     def of(cls, store: Store, s: SessionRecord) -> SessionRow:
-        best = best_per_objective(store, s.id)
+        views, _ = objective_views(store, s.id, telemetry=False)
         state = s.state.value + (" (imported)" if s.origin else "")
+        best = ", ".join(f"{v.objective} {mbps(v.figure)}" for v in views if v.figure is not None)
         return cls(s.id, s.created, date_text(s.created), s.hosts, plan_summary(s.plan), state,
-                   ", ".join(f"{o} {mbps(v)}" for o, v in best.items()) or "no results", s.origin, s.notes)
+                   best or "no results", s.origin, s.notes)
 
     def cells(self) -> tuple[str, ...]:
         return (str(self.id), self.date, ", ".join(self.hosts) or "—", self.plan, self.state, self.best)
