@@ -1,4 +1,9 @@
-"""``nfs-tuner sweep``: run a sweep headless, with a progress line and ETA; Ctrl-C cancels and reverts."""
+"""``nfs-tuner sweep``: run a sweep headless, with a progress line and ETA; Ctrl-C cancels and reverts.
+
+The same application layer as the wizard: the hosts are connected (facts, today's
+values), the plan is built from the same PlanChoices and defaults, the engine opens the
+session and puts every change back.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,14 @@ from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.paths import resolve_db_path
 from app.runner import ENGINES
+from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
+from app.session.plan import plan_problems
 from app.store import Store
-from app.knobs.values import parse_values
-from app.sweep import Progress, SweepEngine, SweepFinished, SweepSpec, TrialFinished
-from experiments.plan import STRATEGIES, Plan, Timing
+from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
+from app.sweep.ssh_hosts import SshHosts
 from experiments.workloads import MIB
+
+DEFAULTS = PlanChoices()
 
 
 def register(subparsers: Any) -> None:
@@ -26,52 +34,65 @@ def register(subparsers: Any) -> None:
         description="Apply each configuration (journal first, reverted at the end), run the workload on every "
                     "client at once and keep the results in the session database.",
     )  # fmt: skip
+    low, high = DEFAULTS.runs
     p.add_argument("--ssh-config", metavar="FILE", help="SSH config that names the hosts (default ~/.ssh/config)")
     p.add_argument("--server", required=True, metavar="HOST", help="the NFS server (SSH name)")
     p.add_argument("--server-address", metavar="ADDR", help="the server's name or address as clients mount it")
     p.add_argument("--client", action="append", required=True, metavar="HOST", help="a client (repeat for several)")
-    p.add_argument("--export", required=True, metavar="PATH", help="the export's path on the server")
+    p.add_argument("--export", metavar="PATH", help="the export's path on the server (default: the one the clients "
+                                                    "mount, else the first exported)")
     p.add_argument("--knob", action="append", default=[], metavar="NAME=V1,V2", help="a knob and its values (repeat)")
-    p.add_argument("--workload", action="append", metavar="W", help="seq_read, seq_write, … (repeat; default seq_read)")
-    p.add_argument("--strategy", choices=STRATEGIES, default="grid")
-    p.add_argument("--repetitions", type=int, default=3, metavar="N", help="runs per configuration at least (default 3)")
+    p.add_argument("--workload", action="append", metavar="W",
+                   help=f"seq_read, seq_write, … (repeat; default {', '.join(DEFAULTS.workloads)})")
+    p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
+                   help="; ".join(f"{k}: {v}" for k, v in STRATEGY_TEXT.items()) + f" (default {DEFAULTS.strategy})")
+    p.add_argument("--repetitions", type=int, default=low, metavar="N",
+                   help=f"runs per configuration at least (default {low})")
     p.add_argument("--max-repetitions", type=int, metavar="N", help="runs at most while noisy (default 3×N)")
-    p.add_argument("--duration", type=float, default=30.0, metavar="S", help="measuring cap per trial (default 30)")
-    p.add_argument("--file-size", type=int, default=256, metavar="MiB", help="data set per client (default 256)")
+    p.add_argument("--duration", type=float, metavar="S",
+                   help=f"measuring cap per trial (default {DEFAULTS.timing().max_measure_s:g})")
+    p.add_argument("--file-size", type=int, default=DEFAULTS.file_size // MIB, metavar="MiB",
+                   help=f"data set per client (default {DEFAULTS.file_size // MIB})")
     p.add_argument("--link-mbps", type=float, metavar="MB/s", help="link ceiling per client: faster trials are broken")
     p.add_argument("--no-ceilings", action="store_true",
                    help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
     p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
     p.add_argument("--resume", type=int, metavar="ID", help="resume an interrupted or cancelled session")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--engine", choices=ENGINES, default="agent",
+    p.add_argument("--seed", type=int, default=DEFAULTS.seed)
+    p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
                    help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
 
 
-def spec_from_args(args: argparse.Namespace) -> SweepSpec:
-    knobs: dict[str, tuple[Any, ...]] = {}
+def choices_from_args(args: argparse.Namespace) -> PlanChoices:
+    """The --knob NAME=V1,V2 flags and the rest as the wizard's PlanChoices; ValueError on a bad --knob."""
+    knobs: dict[str, str] = {}
     for item in args.knob:
         name, sep, values = item.partition("=")
         if not sep:
             raise ValueError(f"--knob {item!r}: write NAME=V1,V2")
-        knobs[name.strip()] = parse_values(name.strip(), values)
-    if not knobs:
-        raise ValueError("name at least one --knob NAME=V1,V2")
-    duration = float(args.duration)
-    reps = int(args.repetitions)
-    timing = Timing(setup_s=15.0, warmup_s=min(5.0, duration / 4), min_measure_s=min(15.0, duration),
-                    max_measure_s=duration)  # fmt: skip
-    plan = Plan(knobs=knobs, workloads=tuple(args.workload or ["seq_read"]), clients=tuple(args.client),
-                strategy=args.strategy, min_runs=reps, max_runs=args.max_repetitions or 3 * reps, seed=args.seed,
-                timing=timing)  # fmt: skip
-    return SweepSpec(
-        args.server, tuple(args.client), args.export, plan, server_address=args.server_address or "",
-        async_opt_in=args.async_opt_in, file_size=int(args.file_size) * MIB,
+        knobs[name.strip()] = values
+    return PlanChoices(
+        knobs=knobs, workloads=tuple(args.workload or DEFAULTS.workloads), strategy=args.strategy,
+        repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,
+        allow_async=args.async_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
-        engine=args.engine,
     )  # fmt: skip
+
+
+def check_choices(choices: PlanChoices) -> None:
+    """Refuse a bad plan before touching any host, in the words the Plan page uses."""
+    if problems := plan_problems(choices):
+        if "knobs" in problems:
+            problems["knobs"] += " (--knob NAME=V1,V2)"
+        raise PlanError(problems)
+
+
+def spec_from_args(args: argparse.Namespace) -> SweepSpec:
+    """The spec without the hosts' facts (no connection; today's values unknown)."""
+    where = Where(args.server, tuple(args.client), args.export or "", args.server_address or "")
+    return build_spec(choices_from_args(args), where)
 
 
 class _Printer:
@@ -104,18 +125,25 @@ class _Printer:
 
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
     config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    async with HostPool(SshSettings(config_file=config)) as pool:
+    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus)
+    try:
         if args.resume is not None:
-            engine = SweepEngine.for_session(store, pool, bus, args.resume)
+            await session.resume(args.resume)
         else:
-            engine = SweepEngine(store, pool, bus, spec_from_args(args))
-        return await engine.run()
+            for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
+                await session.connect(host, role)
+            await session.run(session.plan(choices_from_args(args), export=args.export,
+                                           server_address=args.server_address))  # fmt: skip
+    finally:
+        await session.hosts.close()
+    assert session.session_id is not None
+    return session.session_id
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         if args.resume is None:
-            spec_from_args(args)  # refuse a bad plan before touching any host
+            check_choices(choices_from_args(args))  # refuse a bad plan before touching any host
     except ValueError as exc:
         print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
         return 2
@@ -129,7 +157,7 @@ def main(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("\nnfs-tuner sweep: cancelled; every change was put back", file=sys.stderr)
             return 130
-        except Exception as exc:
+        except Exception as exc:  # a host's trouble (SessionError) or a bug: said, never a traceback
             print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
             return 1
         trials = store.trials(sid)

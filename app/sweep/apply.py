@@ -9,8 +9,6 @@ mount, and a fresh one starts with nothing cached — and readahead on its new b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
@@ -19,16 +17,8 @@ from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
 from app.knobs.targets import ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
 from app.knobs.transport import check_mtu, mount_transport, nfs_connections, other_mounts_of
+from app.sweep.host_side import Applying
 from app.sweep.spec import MOUNT_KNOBS, SweepSpec
-
-
-@dataclass
-class Applying:
-    """What a trial really ran with: effective values and the clients' negotiated options."""
-
-    effective: dict[str, Any] = field(default_factory=dict)
-    negotiated: dict[str, dict[str, str]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 class ConfigApplier:

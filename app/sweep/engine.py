@@ -6,6 +6,11 @@ summarise the summed throughput → store the trial as ok or broken (a host erro
 faster than the link can carry: a cache answered). A configuration is repeated until
 the RepeatPolicy is satisfied. Every change is reverted at the end, on cancel and on
 error. A resumed session replays its stored results into the strategy.
+
+Entry: ``SweepEngine(store, hosts, bus, spec, measured=…).run()`` opens a new session
+(with what was measured before it, so nothing is measured twice);
+``SweepEngine.for_session(store, hosts, bus, id).run()`` resumes a stored one. ``hosts``
+is the host side (``SshHosts`` over a pool; a bare ``HostPool`` means that).
 """
 
 from __future__ import annotations
@@ -22,25 +27,23 @@ import numpy as np
 
 from app.events import EventBus, Level, Message
 from app.hosts import HostError, HostPool
-from app.facts.parse_nfs import parse_exportfs
-from app.knobs import recovery
-from app.knobs.changes import ChangeJournal
 from app.recommend import save
 from app.recommend.ceilings import cache_answered
 from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
 from app.knobs.model import KnobError
-from app.runner import ClientWork, RunError, TelemetryTarget, WorkloadRunner
-from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
+from app.runner import ClientWork, RunError, TelemetryTarget
 from app.store import SessionState, Store, TrialState
-from app.sweep.apply import ConfigApplier
 from app.recommend.context import ceiling_mtus
+from app.sweep.host_side import Applier, HostSide, Journal
 from app.sweep.session_facts import (
+    Measured,
     measure_ceilings,
     measure_tcp_ceilings,
     snapshot_hosts,
     stored_ceilings,
 )
+from app.sweep.ssh_hosts import SshHosts
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec, workload_kind
 from experiments.estimate import estimate_duration
@@ -81,20 +84,22 @@ class SweepEngine:
     def __init__(
         self,
         store: Store,
-        pool: HostPool,
+        hosts: HostSide | HostPool,
         bus: EventBus,
         spec: SweepSpec,
         *,
         deadman_timeout: float = 60.0,
         cancel: asyncio.Event | None = None,
+        measured: Measured | None = None,
     ) -> None:
         self.store = store
-        self.pool = pool
+        self.hosts: HostSide = SshHosts(hosts) if isinstance(hosts, HostPool) else hosts
         self.bus = bus
         self.spec = spec
         self.deadman_timeout = deadman_timeout
         self.cancel = cancel or asyncio.Event()
-        self.runner = WorkloadRunner(pool, bus, python=spec.python)
+        self.measured = measured or Measured()
+        self.runner = self.hosts.runner(bus, spec.python)
         self.policy = RepeatPolicy(spec.plan.max_rel_stddev, spec.plan.min_runs, spec.plan.max_runs)
         self.session_id: int | None = None
         self.link_bps = spec.link_bps  # per client: given by the admin, else the measured TCP ceiling
@@ -111,12 +116,13 @@ class SweepEngine:
     # -- sessions -------------------------------------------------------------
 
     @classmethod
-    def for_session(cls, store: Store, pool: HostPool, bus: EventBus, session_id: int, **kw: Any) -> SweepEngine:
+    def for_session(cls, store: Store, hosts: HostSide | HostPool, bus: EventBus, session_id: int,
+                    **kw: Any) -> SweepEngine:  # fmt: skip
         """An engine that resumes a stored session with the sweep it was started with."""
         session = store.get_session(session_id)
         if not isinstance(session.plan, dict) or "sweep" not in session.plan:
             raise ValueError(f"session {session_id} was not made by a sweep: nothing to resume")
-        engine = cls(store, pool, bus, SweepSpec.from_json(session.plan), **kw)
+        engine = cls(store, hosts, bus, SweepSpec.from_json(session.plan), **kw)
         engine.session_id = session_id
         return engine
 
@@ -125,6 +131,7 @@ class SweepEngine:
         if self.session_id is None:
             sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="sweep")
             plan_id = self.store.save_plan(sid, self.spec.to_json())
+            self.measured.record(self.store, sid)
         else:
             sid = self.session_id
             self.store.recover_interrupted()
@@ -154,13 +161,13 @@ class SweepEngine:
         sid, plan_id = self._open_session()
         writer = self.store.sample_writer()
         detach = writer.attach(self.bus)
-        journal = ChangeJournal(self.store, self.pool, sid, deadman_timeout=self.deadman_timeout)
+        journal = self.hosts.journal(self.store, sid, deadman_timeout=self.deadman_timeout)
         state = SessionState.INTERRUPTED
         problems: list[str] = []
         try:
             if self.store.unreverted_journal():
                 await self._settle_leftovers(sid)
-            await snapshot_hosts(self.store, self.pool, sid, self.spec)
+            await snapshot_hosts(self.store, self.hosts, sid, self.spec)
             await self._measure_ceilings(sid)
             await self._sweep(sid, plan_id, journal)
             state = SessionState.CANCELLED if self.cancel.is_set() else SessionState.COMPLETE
@@ -190,23 +197,23 @@ class SweepEngine:
         change would be undone under a running trial); what is still changed after that,
         from this session, is put back here. Other sessions' leftovers stay the admin's call.
         """
-        pending = await recovery.inspect(self.store, self.pool)
+        pending = await self.hosts.leftovers(self.store)
         deadline = time.monotonic() + 2 * self.deadman_timeout + 30
         if any(p.status.startswith("switch armed") for p in pending):
             self.bus.publish(Message(Level.INFO, "Waiting for the hosts to put back the interrupted run's changes"))
         while any(p.status.startswith("switch armed") for p in pending) and time.monotonic() < deadline:
             await asyncio.sleep(2.0)
-            pending = await recovery.inspect(self.store, self.pool)
+            pending = await self.hosts.leftovers(self.store)
         for p in pending:
             if p.entry.session_id == sid and p.status == "still changed?":
                 try:
-                    await recovery.revert_entry(self.store, self.pool, p.entry)
+                    await self.hosts.revert_leftover(self.store, p.entry)
                 except (KnobError, HostError) as exc:
                     raise RunError(p.entry.host, f"the interrupted run's {p.entry.knob} could not be put back: {exc}")
 
     async def _measure_ceilings(self, sid: int) -> None:
         if self.spec.measure_ceilings:
-            self.ceilings = await measure_ceilings(self.store, self.pool, self.bus, sid, self.spec)
+            self.ceilings = await measure_ceilings(self.store, self.hosts, self.bus, sid, self.spec)
         else:
             self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
         if self.link_bps is None and self.ceilings.network_per_client_bps:
@@ -218,7 +225,7 @@ class SweepEngine:
         if mtu in ceiling_mtus(self.store, sid):
             return
         self.bus.publish(Message(Level.INFO, f"Measuring the TCP ceiling at MTU {mtu}"))
-        await measure_tcp_ceilings(self.store, self.pool, self.bus, sid, self.spec, mtu=mtu)
+        await measure_tcp_ceilings(self.store, self.hosts, self.bus, sid, self.spec, mtu=mtu)
         self.ceilings = stored_ceilings(self.store, sid, self.spec) or self.ceilings
         if (self.link_measured or self.link_bps is None) and self.ceilings.network_per_client_bps:
             self.link_bps = max(self.link_bps or 0.0, self.ceilings.network_per_client_bps)
@@ -232,26 +239,15 @@ class SweepEngine:
             log.exception("recommendation failed")
             self.bus.publish(Message(Level.ERROR, "The recommendation could not be made", str(exc)))
 
-    async def _prepare(self, sid: int, journal: ChangeJournal) -> tuple[ConfigApplier, list[TelemetryTarget], str]:
-        spec = self.spec
-        server = self.pool[spec.server]
-        devices = await export_devices(server, spec.export)
-        md = next((d for d in devices if d.startswith("md")), None)
-        export_client = None
-        if "export_sync" in spec.plan.knobs:
-            listing = await server.run(["exportfs", "-v"], sudo=True)
-            export_client = next((e.client for e in parse_exportfs(listing.stdout).value if e.path == spec.export), None)
-        path = await path_info(self.pool, spec.server, spec.address, spec.clients)
-        mount_point = f"{spec.mount_root}-{sid}-{journal.token[:6]}"
-        applier = ConfigApplier(journal, self.pool, spec, mount_point, md=md, export_client=export_client)
-        if pinned := [k for k in ("mtu", "nconnect") if k in spec.plan.knobs]:
-            await self._warn_shared(applier, " and ".join(pinned))
-        telemetry = [TelemetryTarget(spec.server, server_telemetry(devices, path, spec.interval_s))]
-        telemetry += [TelemetryTarget(c, client_telemetry(c, path, mount_point, spec.interval_s)) for c in spec.clients]
-        return applier, telemetry, mount_point
+    async def _prepare(self, sid: int, journal: Journal) -> tuple[Applier, list[TelemetryTarget], str]:
+        mount_point = f"{self.spec.mount_root}-{sid}-{journal.token[:6]}"
+        prepared = await self.hosts.prepare(self.spec, journal, mount_point)
+        if pinned := [k for k in ("mtu", "nconnect") if k in self.spec.plan.knobs]:
+            self._warn_shared(prepared.shared_mounts, " and ".join(pinned))
+        return prepared.applier, prepared.telemetry, mount_point
 
-    async def _warn_shared(self, applier: ConfigApplier, knobs: str) -> None:
-        for client, points in (await applier.shared_mounts()).items():
+    def _warn_shared(self, shared: dict[str, list[str]], knobs: str) -> None:
+        for client, points in shared.items():
             self.bus.publish(Message(
                 Level.WARNING, f"{client} already mounts {self.spec.server} at {', '.join(points)}",
                 f"The test mount shares that mount's NFS connection, made before this sweep, so {knobs} "
@@ -279,7 +275,7 @@ class SweepEngine:
             eta = max(self._total - self._done, 0) * float(np.mean(self._durations))
         self.bus.publish(Progress(self._done, max(self._total, self._done), eta))
 
-    async def _sweep(self, sid: int, plan_id: int | None, journal: ChangeJournal) -> None:
+    async def _sweep(self, sid: int, plan_id: int | None, journal: Journal) -> None:
         plan = self.spec.plan
         already = sum(len(self.stored_results(workload_kind(w))) for w in plan.workloads)
         self._total = max(estimate_duration(plan).trials, already)
@@ -317,7 +313,7 @@ class SweepEngine:
             return False
         return repeat_decision(values, self.policy).more
 
-    async def _repeat(self, sid: int, plan_id: int | None, applier: ConfigApplier, telemetry: list[TelemetryTarget],
+    async def _repeat(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                       mount_point: str, name: str, config: Config, results: list[TrialResult]) -> None:  # fmt: skip
         while not self.cancel.is_set():
             await self._unpaused()
@@ -329,7 +325,7 @@ class SweepEngine:
             if not self._needs_more(config, results):
                 return
 
-    async def _trial(self, sid: int, plan_id: int | None, applier: ConfigApplier, telemetry: list[TelemetryTarget],
+    async def _trial(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                      mount_point: str, name: str, config: Config, rep: int) -> float | None:  # fmt: skip
         spec, timing = self.spec, self.spec.plan.timing
         workload = spec.workload(name)

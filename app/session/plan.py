@@ -1,0 +1,137 @@
+"""From what an admin chose to a sweep: the one plan builder, defaults and checks of both faces.
+
+The CLI's ``sweep`` flags and the wizard's Plan page fill the same ``PlanChoices``; its
+defaults are the product's defaults, so the same choices give the same run from either
+face. ``plan_problems`` checks choices field by field with the words both faces show
+(values through ``app.knobs.values``); ``build_spec`` turns valid choices into a SweepSpec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.knobs.catalog import SPECS
+from app.knobs.model import Safety
+from app.knobs.values import BadValue, parse_values
+from app.sweep.spec import SweepSpec, workload_kind
+from experiments.plan import STRATEGIES, Plan, Timing, Value
+from experiments.workloads import MIB
+
+# The strategies as the faces name them (experiments.strategies implements them).
+STRATEGY_TEXT: dict[str, str] = {
+    "adaptive": "adaptive: one knob at a time, keeping each winner",
+    "ofat": "one knob at a time, from today's values",
+    "grid": "full grid: every combination",
+}
+assert set(STRATEGY_TEXT) == set(STRATEGIES)
+
+NO_KNOB = "choose at least one knob to sweep"
+NO_WORKLOAD = "choose at least one workload"
+ASYNC_RISK = ("export_sync=async may lose acknowledged writes on a server crash: "
+              "sweep it only with the async opt-in")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PlanChoices:
+    """What the admin chose; every default here is the product's default, for both faces."""
+
+    knobs: Mapping[str, str] = field(default_factory=dict)  # knob -> values as typed: "8, 16, 64"
+    workloads: Sequence[str] = ("seq_read",)
+    strategy: str = "adaptive"
+    repetitions: int = 3  # runs per configuration at least
+    max_repetitions: int | None = None  # at most, while the runs are noisy; None: 3 × repetitions
+    duration_s: float | None = None  # the measuring cap of a trial; None: Timing's
+    allow_async: bool = False  # the admin read the warning about async exports and opted in
+    seed: int = 0
+    file_size: int = 256 * MIB  # data set per client
+    engine: str = "agent"
+    link_bps: float | None = None  # given by the admin; else the measured TCP ceiling
+    measure_ceilings: bool = True
+
+    def timing(self) -> Timing:
+        if self.duration_s is None:
+            return Timing()
+        d, default = float(self.duration_s), Timing()
+        return Timing(warmup_s=min(default.warmup_s, d / 4), min_measure_s=min(default.min_measure_s, d),
+                      max_measure_s=d)  # fmt: skip
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        """(min_runs, max_runs) of the plan."""
+        return self.repetitions, self.max_repetitions or 3 * self.repetitions
+
+
+@dataclass(frozen=True)
+class Where:
+    """The hosts a sweep runs on."""
+
+    server: str
+    clients: tuple[str, ...]
+    export: str
+    server_address: str = ""  # as the clients mount it; "" = the server's SSH name
+
+
+class PlanError(ValueError):
+    """Choices that do not make a plan; ``problems`` maps each field (a knob's name, "knobs",
+    "workloads", "strategy", "repetitions") to what is wrong with it."""
+
+    def __init__(self, problems: Mapping[str, str]) -> None:
+        super().__init__("; ".join(problems.values()))
+        self.problems = dict(problems)
+
+
+def parse_knobs(choices: PlanChoices) -> tuple[dict[str, tuple[Value, ...]], dict[str, str]]:
+    """(values per knob, problems per knob)."""
+    knobs: dict[str, tuple[Value, ...]] = {}
+    problems: dict[str, str] = {}
+    for name, text in choices.knobs.items():
+        try:
+            knobs[name] = parse_values(name, text)
+        except BadValue as exc:
+            problems[name] = str(exc)
+            continue
+        spec = SPECS[name]
+        if spec.safety is Safety.DATA_RISK and not choices.allow_async and "async" in map(str, knobs[name]):
+            problems[name] = ASYNC_RISK
+    return knobs, problems
+
+
+def plan_problems(choices: PlanChoices) -> dict[str, str]:
+    """Everything wrong with ``choices``, by field; empty when they make a plan."""
+    knobs, problems = parse_knobs(choices)
+    if not choices.knobs:
+        problems["knobs"] = NO_KNOB
+    if not choices.workloads:
+        problems["workloads"] = NO_WORKLOAD
+    for w in choices.workloads:
+        try:
+            workload_kind(w)
+        except ValueError as exc:
+            problems["workloads"] = str(exc)
+    if choices.strategy not in STRATEGIES:
+        problems["strategy"] = f"unknown strategy {choices.strategy!r}; choose one of {', '.join(STRATEGIES)}"
+    low, high = choices.runs
+    if not 1 <= low <= high:
+        problems["repetitions"] = f"repetitions must be at least 1 and at most the maximum ({high}), got {low}"
+    if choices.duration_s is not None and not choices.duration_s > 0:
+        problems["duration"] = f"the measuring cap must be more than 0 s, got {choices.duration_s}"
+    return problems
+
+
+def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value] | None = None) -> SweepSpec:
+    """The sweep ``choices`` describe on ``where``; ``baseline``: the hosts' values today. PlanError if invalid."""
+    if problems := plan_problems(choices):
+        raise PlanError(problems)
+    knobs, _ = parse_knobs(choices)
+    low, high = choices.runs
+    plan = Plan(
+        knobs=knobs, workloads=tuple(choices.workloads), clients=where.clients, strategy=choices.strategy,
+        min_runs=low, max_runs=high, seed=choices.seed, timing=choices.timing(),
+        baseline={k: v for k, v in (baseline or {}).items() if k in knobs},
+    )  # fmt: skip
+    return SweepSpec(
+        where.server, where.clients, where.export, plan, server_address=where.server_address,
+        async_opt_in=choices.allow_async, file_size=choices.file_size, link_bps=choices.link_bps,
+        measure_ceilings=choices.measure_ceilings, engine=choices.engine,
+    )  # fmt: skip

@@ -1,0 +1,395 @@
+"""The application layer: a tuning session as both faces drive it.
+
+The CLI's commands and the wizard's pages call a ``TuningSession`` and nothing below it:
+connect (trust on first use, facts), baseline (ceilings and today's figures, measured
+once), plan (``app.session.plan``), run or resume (the sweep engine, which opens the
+session, journals every change and puts it back), results (the one read model) and the
+leftovers of an earlier run. What happens meanwhile arrives on ``bus``. The hosts are a
+HostSide: over SSH, or simulated for the demo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from app.discovery import require_client, require_server
+from app.events import EventBus, Level, Message
+from app.facts.model import HostFacts
+from app.hosts import HostError, UnknownHostKey
+from app.knobs import recovery
+from app.knobs.catalog import SPECS
+from app.knobs.model import KnobError, KnobSpec, Safety
+from app.knobs.recovery import Pending
+from app.knobs.values import BadValue, format_value, format_values, parse_value
+from app.paths import log_dir
+from app.report.session_data import SessionData, load_session_data
+from app.runner import ClientWork, RunError
+from app.session import topology
+from app.session.plan import PlanChoices, Where, build_spec
+from app.store import Store
+from app.store.records import JournalEntry
+from app.sweep.engine import SweepEngine
+from app.sweep.events import SweepFinished
+from app.sweep.host_side import HostSide
+from app.sweep.session_facts import Measured
+from app.sweep.spec import MOUNT_KNOBS, SWEEPABLE, SweepSpec
+from experiments.estimate import DurationEstimate, estimate_duration
+from experiments.plan import Plan
+from experiments.workloads import MIB
+
+log = logging.getLogger(__name__)
+
+
+class Role(StrEnum):
+    SERVER = "server"
+    CLIENT = "client"
+
+
+class SessionError(Exception):
+    """A host's trouble in words the admin can act on; the log file has the details."""
+
+
+ConfirmKey = Callable[[str, UnknownHostKey], Awaitable[bool]]  # (host as named, its key) -> trusted?
+HOST_TROUBLE = (HostError, RunError, KnobError)
+
+
+@dataclass(frozen=True, slots=True)
+class KnobChoice:
+    """A knob as the Plan page offers it: the catalog's spec and today's value."""
+
+    spec: KnobSpec
+    current: str  # today's value as parse_value reads it, or "unknown"
+    suggested: str  # the values offered by default, as typed
+    on_test_mount: bool  # applied on nfs-tuner's own test mount (a fresh mount per trial)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def needs_opt_in(self) -> bool:
+        """Swept only when the admin opted in (async exports may lose data)."""
+        return self.spec.safety is Safety.DATA_RISK
+
+    @property
+    def on_by_default(self) -> bool:
+        return self.spec.safety not in (Safety.DATA_RISK, Safety.CONNECTIVITY)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadChoice:
+    kind: str
+    label: str
+    description: str
+
+
+WORKLOADS: tuple[WorkloadChoice, ...] = tuple(w for w in (
+    WorkloadChoice("seq_write", "sequential write", "1 MiB writes, one file per client"),
+    WorkloadChoice("seq_read", "sequential read", "1 MiB reads, caches dropped first"),
+    WorkloadChoice("rewrite", "rewrite", "1 MiB overwrites of an existing file"),
+    WorkloadChoice("rand_read", "random 4 KiB read", "4 KiB reads at random offsets"),
+    WorkloadChoice("rand_write", "random 4 KiB write", "4 KiB writes at random offsets"),
+    WorkloadChoice("mixed", "random read/write mix", "4 KiB, 70 % reads"),
+    WorkloadChoice("small_files", "small files", "create, write, fsync, stat small files"),
+    WorkloadChoice("tree", "directory tree", "build and walk a tree of small files"),
+    WorkloadChoice("dir_scaling", "large directories", "many entries in one directory"),
+) if w.kind in SWEEPABLE)  # fmt: skip
+DEFAULT_BASELINE_WORKLOADS = ("seq_write", "seq_read")
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    what: str  # "network client1 → nfs-server (iperf3)", "nfs-server disk, sequential read"
+    bps: float
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    ceilings: tuple[Ceiling, ...]
+    today: dict[str, float]  # workload kind -> throughput with today's configuration
+
+
+class TuningSession:
+    def __init__(self, store: Store, hosts: HostSide, bus: EventBus | None = None, *, log_path: Path | None = None,
+                 ceiling_s: float = 5.0, deadman_timeout: float = 60.0) -> None:  # fmt: skip
+        self.store = store
+        self.hosts = hosts
+        self.bus = bus or EventBus()
+        self.log_path = log_path or log_dir() / "nfs-tuner.log"
+        self.ceiling_s = ceiling_s
+        self.deadman_timeout = deadman_timeout
+        # What a face leaves unsaid takes these: the product's defaults (a test may shorten the trials).
+        self.plan_defaults = PlanChoices()
+        self.facts: dict[str, HostFacts] = {}
+        self.roles: dict[str, Role] = {}
+        self.session_id: int | None = None
+        self._ceilings: list[tuple[str, dict[str, Any]]] = []  # measured on the Baseline page, for the session
+        self._engine: SweepEngine | None = None
+        self._task: asyncio.Task[int] | None = None
+        self._baseline_ids = 0
+
+    @property
+    def simulated(self) -> bool:
+        return bool(getattr(self.hosts, "simulated", False))
+
+    def _trouble(self, host: str, exc: BaseException) -> SessionError:
+        log.warning("%s: %s", host, exc, exc_info=exc)
+        return SessionError(str(exc))
+
+    # --- hosts ---------------------------------------------------------------------------
+    def host_names(self) -> list[str]:
+        return self.hosts.host_names()
+
+    async def connect(self, host: str, role: Role, confirm_key: ConfirmKey | None = None) -> HostFacts:
+        """Connect and gather facts, asking ``confirm_key`` about a key seen for the first time."""
+        for _attempt in range(2):
+            try:
+                facts = await self.hosts.discover(host)
+                (require_server if role is Role.SERVER else require_client)(facts)
+            except UnknownHostKey as unknown:
+                if confirm_key is None:
+                    raise SessionError(f"{unknown} Trust it with `nfs-tuner discover --trust-new-keys {host}`.") \
+                        from None
+                if not await confirm_key(host, unknown):
+                    raise SessionError(f"The key of {host} was not trusted, so nothing was done there.") from None
+                try:
+                    await self.hosts.trust(host, unknown)
+                except (HostError, OSError) as exc:
+                    raise self._trouble(host, exc) from exc
+                continue
+            except HostError as exc:
+                raise self._trouble(host, exc) from exc
+            if role is Role.SERVER:
+                for old in [h for h, r in self.roles.items() if r is Role.SERVER and h != host]:
+                    self.forget(old)
+            self.facts[host], self.roles[host] = facts, role
+            return facts
+        raise SessionError(f"{host}: the key was trusted but the host still refused it; see {self.log_path}")
+
+    def forget(self, host: str) -> None:
+        self.facts.pop(host, None)
+        self.roles.pop(host, None)
+
+    @property
+    def server(self) -> str | None:
+        return next((h for h, r in self.roles.items() if r is Role.SERVER), None)
+
+    @property
+    def clients(self) -> list[str]:
+        return [h for h, r in self.roles.items() if r is Role.CLIENT]
+
+    def offered_clients(self, server: str) -> list[str]:
+        """Clients the server sees mounting it now, by SSH alias where one matches."""
+        facts = self.facts.get(server)
+        return topology.offered_clients(facts, self.host_names()) if facts is not None else []
+
+    def _server_facts(self) -> HostFacts | None:
+        return self.facts.get(self.server) if self.server is not None else None
+
+    def _client_facts(self) -> list[HostFacts]:
+        return [self.facts[c] for c in self.clients]
+
+    def export(self) -> str:
+        server = self._server_facts()
+        return topology.export_of(server, self._client_facts()) if server is not None else ""
+
+    def where(self, export: str | None = None, server_address: str | None = None) -> Where:
+        server = self._server_facts()
+        if server is None or not self.clients:
+            raise SessionError("connect a server and at least one client first")
+        export = export or self.export()
+        address = server_address if server_address is not None else \
+            topology.server_address(server, self._client_facts(), export)
+        return Where(server.host, tuple(self.clients), export, address)
+
+    # --- the plan ------------------------------------------------------------------------
+    def current_values(self) -> dict[str, str]:
+        server = self._server_facts()
+        return topology.current_values(server, self._client_facts(), self.export()) if server is not None else {}
+
+    def knobs(self) -> list[KnobChoice]:
+        current = self.current_values()
+        out = []
+        for spec in SPECS.values():
+            today = current.get(spec.name, "unknown")
+            try:
+                today = format_value(spec.name, parse_value(spec.name, today))
+            except BadValue:
+                pass
+            out.append(KnobChoice(spec, today, format_values(spec.name, spec.default_sweep), spec.name in MOUNT_KNOBS))
+        return out
+
+    def choices(self, **chosen: Any) -> PlanChoices:
+        """What a face chose (PlanChoices' fields), the rest from ``plan_defaults``."""
+        return replace(self.plan_defaults, **chosen)
+
+    def plan(self, choices: PlanChoices, *, export: str | None = None, server_address: str | None = None) -> SweepSpec:
+        """The sweep ``choices`` describe on the connected hosts (PlanError if they make none)."""
+        return build_spec(choices, self.where(export, server_address), topology.baseline_values(self.current_values()))
+
+    @staticmethod
+    def estimate(spec: SweepSpec) -> DurationEstimate:
+        return estimate_duration(spec.plan)
+
+    # --- the baseline --------------------------------------------------------------------
+    async def baseline(self, workloads: Sequence[str]) -> Baseline:
+        """The ceilings (TCP per client, the server's disk) and today's figure per workload."""
+        where = self.where()
+        file_size = self.plan_defaults.file_size
+        ceilings: list[Ceiling] = []
+        measured: list[tuple[str, dict[str, Any]]] = []
+        try:
+            for c in where.clients:
+                tcp = await self.hosts.tcp_ceiling(where.server, c, where.server_address or where.server,
+                                                   duration_s=self.ceiling_s)  # fmt: skip
+                ceilings.append(Ceiling(f"network {c} → {where.server} ({tcp.tool})", tcp.bps))
+                measured.append((c, {"tcp_bps": tcp.bps, "tool": tcp.tool}))
+            disk = await self.hosts.disk_ceiling(where.server, where.export, file_size=min(file_size, 256 * MIB))
+            ceilings += [Ceiling(f"{where.server} disk, sequential read", disk.read_bps),
+                         Ceiling(f"{where.server} disk, sequential write", disk.write_bps)]  # fmt: skip
+            measured.append((where.server, {"disk_read_bps": disk.read_bps, "disk_write_bps": disk.write_bps,
+                                            "cache_mode": disk.cache_mode}))  # fmt: skip
+            self._ceilings = measured
+            today = {w: await self._measure_today(where, w) for w in workloads}
+        except HOST_TROUBLE as exc:
+            raise self._trouble(where.server, exc) from exc
+        return Baseline(tuple(ceilings), {w: v for w, v in today.items() if v is not None})
+
+    async def _measure_today(self, where: Where, workload: str) -> float | None:
+        """Today's configuration: the workload on the clients' own mounts of the export."""
+        work = [ClientWork(c, mounts[0].mount_point) for c in where.clients
+                if (mounts := topology.own_mounts(self.facts[c], where.export))]  # fmt: skip
+        if not work:
+            self.bus.publish(Message(Level.WARNING, "Today's configuration was not measured",
+                                     "no client mounts the export now; the sweep measures on its own mounts"))
+            return None
+        defaults = self.plan_defaults
+        t = defaults.timing()
+        spec = SweepSpec(where.server, where.clients, where.export, Plan({}, (workload,), timing=t),
+                         file_size=defaults.file_size)  # fmt: skip
+        self._baseline_ids -= 1  # baseline samples are not trials: negative ids, never stored
+        result = await self.hosts.runner(self.bus, {}).run(
+            self._baseline_ids, spec.workload(workload), work, drop_caches_on=[where.server, *where.clients],
+            monitor=lambda s: s.t >= t.warmup_s + t.min_measure_s, max_s=t.warmup_s + t.max_measure_s + 5.0,
+        )  # fmt: skip
+        kept = [s.throughput_bps for s in result.totals if s.t > t.warmup_s]
+        if result.error is not None or not kept:
+            self.bus.publish(Message(Level.WARNING, f"Today's {workload} could not be measured",
+                                     str(result.error or "no samples after the warm-up")))
+            return None
+        return statistics.fmean(kept)
+
+    # --- the run -------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True from ``run`` until every change of the run is put back."""
+        return self._task is not None
+
+    def _measured(self, spec: SweepSpec) -> Measured:
+        hosts = {spec.server, *spec.clients}
+        facts = {h: (self.roles[h].value, self.facts[h].to_dict()) for h in hosts if h in self.facts}
+        return Measured(facts, [(h, f) for h, f in self._ceilings if h in hosts])
+
+    async def run(self, spec: SweepSpec) -> SweepFinished:
+        """A new session: sweep ``spec``, every change put back at the end; returns how it ended."""
+        return await self._drive(SweepEngine(self.store, self.hosts, self.bus, spec,
+                                             deadman_timeout=self.deadman_timeout, measured=self._measured(spec)))
+
+    async def resume(self, session_id: int) -> SweepFinished:
+        """Go on with an interrupted or cancelled session where it stopped."""
+        return await self._drive(SweepEngine.for_session(self.store, self.hosts, self.bus, session_id,
+                                                         deadman_timeout=self.deadman_timeout))  # fmt: skip
+
+    async def _drive(self, engine: SweepEngine) -> SweepFinished:
+        finished: list[SweepFinished] = []
+        unsubscribe = self.bus.subscribe(finished.append, SweepFinished)
+        self._engine = engine
+        self._task = asyncio.ensure_future(engine.run())
+        try:
+            await asyncio.shield(self._task)  # a cancelled caller must not cut the revert short
+        except HOST_TROUBLE as exc:  # reverted already; the host's trouble in its own words
+            raise self._trouble(engine.spec.server, exc) from exc
+        finally:
+            unsubscribe()
+            self._task = None
+            self.session_id = engine.session_id
+        return finished[-1]
+
+    def pause(self) -> None:
+        if self._engine is not None:
+            self._engine.go_on.clear()
+            self.bus.publish(Message(Level.INFO, "Paused: the run stops after the current trial"))
+
+    def go_on(self) -> None:
+        if self._engine is not None:
+            self._engine.go_on.set()
+
+    def skip_trial(self) -> None:
+        if self._engine is not None:
+            self._engine.skip.set()
+
+    async def cancel_and_revert(self) -> None:
+        """Stop the run; the engine puts every change back before it ends."""
+        task, engine = self._task, self._engine
+        if task is None or engine is None:
+            return
+        engine.cancel.set()
+        engine.go_on.set()
+        await asyncio.wait({task})
+
+    async def revert_all(self) -> None:
+        """Put back every change of this session; idempotent, safe from a crash path."""
+        await self.cancel_and_revert()
+        for entry in self.store.unreverted_journal():
+            if entry.session_id is not None and entry.session_id == self.session_id:
+                try:
+                    await self.hosts.revert_leftover(self.store, entry)
+                except (KnobError, HostError) as exc:
+                    self.bus.publish(Message(Level.ERROR, f"Could not put back {entry.knob} on {entry.host}", str(exc)))
+
+    # --- results -------------------------------------------------------------------------
+    def results(self, session_id: int | None = None) -> SessionData:
+        """The session as every face shows it: the stored recommendation, its snippets, the ranking."""
+        sid = session_id if session_id is not None else self.session_id
+        if sid is None:
+            raise SessionError("no run yet: there are no results to show")
+        return load_session_data(self.store, sid)
+
+    # --- an earlier run's leftovers ------------------------------------------------------
+    async def leftovers(self) -> list[Pending]:
+        """Changes of earlier runs that may still be on the hosts (looked up there; slow)."""
+        if not self.store.unreverted_journal():
+            return []
+        try:
+            pending = await self.hosts.leftovers(self.store)
+        except HostError as exc:
+            raise self._trouble("leftovers", exc) from exc
+        return [p for p in pending if p.status != "reverted by host"]
+
+    def _entry(self, entry_id: int) -> JournalEntry | None:
+        return next((e for e in self.store.unreverted_journal() if e.id == entry_id), None)
+
+    async def revert_leftover(self, entry_id: int) -> None:
+        entry = self._entry(entry_id)
+        if entry is not None:
+            try:
+                await self.hosts.revert_leftover(self.store, entry)
+            except (KnobError, HostError) as exc:
+                raise self._trouble(entry.host, exc) from exc
+
+    def dismiss_leftover(self, entry_id: int) -> None:
+        entry = self._entry(entry_id)
+        if entry is not None:
+            recovery.dismiss(self.store, entry)
+
+    async def close(self) -> None:
+        await self.cancel_and_revert()
+        await self.hosts.close()
+        self.store.close()

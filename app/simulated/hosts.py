@@ -1,0 +1,247 @@
+"""The simulated host side: the demo's and the UI tests' hosts, injected where SshHosts goes.
+
+Only what touches a host is simulated: discovery answers with made-up facts (first
+contact asks to trust a key), the journal records every change in the store first as
+the real one does but changes nothing, and the runner publishes samples from
+``world.throughput`` in simulated time (``speed`` times faster than real). Everything
+else — the session layer, the sweep engine, strategies, stability detection, the
+recommendation, snippets and the store — is the product's own code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import random
+import time
+from base64 import b64encode
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.events import EventBus, SamplesBatch, TelemetryBatch
+from app.facts.model import HostFacts
+from app.hosts import ConnectionRefused, UnknownHostKey
+from app.knobs.model import Value
+from app.knobs.recovery import Pending
+from app.runner import ClientWork, RunResult, TelemetryTarget
+from app.runner.baselines import DiskCeiling, TcpCeiling
+from app.runner.run import Engine, Monitor
+from app.simulated import world
+from app.store import JournalState, Store
+from app.store.records import JournalEntry
+from app.sweep.host_side import Applying, Journal, Prepared
+from app.sweep.spec import MOUNT_KNOBS, SweepSpec
+from experiments.agent_protocol import AgentSummary, IntervalAggregator
+from experiments.samples import HostTelemetry, Sample
+from experiments.workloads import Telemetry, WorkloadSpec
+
+SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync")
+TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
+           "export_sync": f"10.0.0.0/24:{world.EXPORT}", "mtu": "eth0"}  # fmt: skip
+
+
+@dataclass
+class _State:
+    """What the simulated hosts run with now: per test mount, the configuration applied."""
+
+    mounts: dict[str, dict[str, Value]] = field(default_factory=dict)  # mount point -> config
+    server: dict[str, Value] = field(default_factory=dict)
+
+
+class SimulatedJournal:
+    """Journal first, like app.knobs.changes.ChangeJournal, but no host is touched."""
+
+    def __init__(self, store: Store, session_id: int) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.token = hashlib.sha1(f"{session_id}-{time.time()}".encode()).hexdigest()[:12]
+        self.held: list[int] = []
+
+    def apply(self, host: str, knob: str, target: str, old: Value, new: Value) -> int:
+        jid = self.store.journal_intend(self.session_id, host, knob, target, old, new, detail="simulated")
+        self.store.journal_update(jid, JournalState.APPLIED, f"simulated; effective={new}")
+        self.held.append(jid)
+        return jid
+
+    def revert(self, jid: int) -> None:
+        if jid in self.held:
+            self.held.remove(jid)
+            self.store.journal_update(jid, JournalState.REVERTED)
+
+    async def close(self) -> list[str]:
+        for jid in reversed(list(self.held)):
+            self.revert(jid)
+        return []
+
+
+class SimulatedApplier:
+    def __init__(self, journal: SimulatedJournal, spec: SweepSpec, state: _State, mount_point: str) -> None:
+        self.journal = journal
+        self.spec = spec
+        self.state = state
+        self.mount_point = mount_point
+        self._server: dict[str, tuple[Value, int | None]] = {}
+        self._clients: list[int] = []
+
+    async def apply(self, config: Mapping[str, Value]) -> Applying:
+        out = Applying()
+        for knob in SERVER_KNOBS:
+            if knob not in config:
+                continue
+            held = self._server.get(knob)
+            if held is not None and str(held[0]) == str(config[knob]):
+                out.effective[knob] = config[knob]
+                continue
+            if held is not None and held[1] is not None:
+                self.journal.revert(held[1])
+            changed = str(config[knob]) != str(world.TODAY[knob])
+            host = self.spec.server
+            jid = self.journal.apply(host, knob, TARGETS[knob], world.TODAY[knob], config[knob]) if changed else None
+            self._server[knob] = (config[knob], jid)
+            self.state.server[knob] = config[knob]
+            out.effective[knob] = config[knob]
+        await self.release_clients()
+        options = ",".join(f"{'vers' if k == 'nfsvers' else k}={config[k]}" for k in MOUNT_KNOBS if k in config)
+        for client in self.spec.clients:
+            self._clients.append(self.journal.apply(client, "test_mount", self.mount_point, "", options or "defaults"))
+            if "read_ahead_kb" in config:
+                self._clients.append(self.journal.apply(client, "read_ahead_kb", "/sys/class/bdi/0:99/read_ahead_kb",
+                                                        world.TODAY["read_ahead_kb"], config["read_ahead_kb"]))
+            out.negotiated[client] = {("vers" if k == "nfsvers" else k): str(config.get(k, world.TODAY[k]))
+                                      for k in MOUNT_KNOBS}  # fmt: skip
+        for knob in (*MOUNT_KNOBS, "read_ahead_kb"):
+            if knob in config:
+                out.effective[knob] = config[knob]
+        self.state.mounts[self.mount_point] = {**self.state.server, **config}
+        await asyncio.sleep(0)
+        return out
+
+    async def release_clients(self) -> None:
+        for jid in reversed(self._clients):
+            self.journal.revert(jid)
+        self._clients.clear()
+        self.state.mounts.pop(self.mount_point, None)
+
+
+class SimulatedRunner:
+    """Samples every interval from the world's throughput, with a ramp and noise that settles."""
+
+    def __init__(self, hosts: SimulatedHosts, bus: EventBus) -> None:
+        self.hosts = hosts
+        self.bus = bus
+
+    async def run(self, trial_id: int, workload: WorkloadSpec, clients: Sequence[ClientWork], *,
+                  telemetry: Sequence[TelemetryTarget] = (), drop_caches_on: Sequence[str] = (),
+                  monitor: Monitor | None = None, max_s: float | None = None, cancel: asyncio.Event | None = None,
+                  engine: Engine = "agent") -> RunResult:  # fmt: skip
+        if not clients:
+            raise ValueError("a run needs at least one client")
+        rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}")
+        result = RunResult(caches_dropped=tuple(drop_caches_on), start_skew_s=0.001, engine="agent")
+        interval = workload.interval_s
+        aggregator = IntervalAggregator([c.host for c in clients], interval)
+        cap = max_s if max_s is not None else workload.duration_s or 60.0
+        write = workload.kind in world.WRITES
+        server = next((t.host for t in telemetry if not world.is_client(t.host)), None)
+        t, stop = 0.0, False
+        while not stop:
+            await asyncio.sleep(interval / self.hosts.speed)
+            t = round(t + interval, 6)
+            batch = []
+            for c in clients:
+                level = world.throughput(self.hosts.config_at(c.directory), workload.kind)
+                noise = 0.12 * math.exp(-t / 6.0) + self.hosts.noise
+                moved = max(0, int(level * (1 - math.exp(-t / 1.5)) * (1 + rng.gauss(0, noise)) * interval))
+                batch.append(Sample(c.host, t, interval, bytes_read=0 if write else moved,
+                                    bytes_written=moved if write else 0, ops=max(1, moved >> 20),
+                                    lat_p50_ms=2 + rng.random(), lat_p99_ms=8 + 4 * rng.random()))  # fmt: skip
+            result.samples += batch
+            for total in [x for s in batch for x in aggregator.add(s)]:
+                result.totals.append(total)
+                stop = stop or (monitor is not None and monitor(total))
+            self.bus.publish(SamplesBatch(trial_id, tuple(batch)))
+            if server is not None and round(t / interval) % round(1.0 / interval) == 0:
+                total_bps = sum(s.throughput_bps for s in batch)
+                tel = HostTelemetry(server, t, 1.0, disk_read_bps=0 if write else total_bps * 0.9,
+                                    disk_write_bps=total_bps * 1.02 if write else 0, net_rx_bps=total_bps * 1.03,
+                                    net_tx_bps=total_bps * 0.02, cpu_busy=0.3)  # fmt: skip
+                result.telemetry.append(tel)
+                self.bus.publish(TelemetryBatch(trial_id, (tel,)))
+            if cancel is not None and cancel.is_set():
+                result.ended = "cancelled"
+                break
+            stop = stop or t >= cap
+        result.ended = result.ended or ("monitor" if t < cap else "time cap")
+        result.stop_s = 0.01
+        for c in clients:
+            mine = [s for s in result.samples if s.client == c.host]
+            moved_r, moved_w = sum(s.bytes_read for s in mine), sum(s.bytes_written for s in mine)
+            result.summaries[c.host] = AgentSummary(
+                c.host, workload.kind, "stopped", t, moved_r, moved_w, sum(s.ops for s in mine), 0, 2.5, 10.0, 20.0,
+                "dropped" if c.host in drop_caches_on else "warm", c.host in drop_caches_on, False, 0.1, 0.2 * t,
+            )  # fmt: skip
+        return result
+
+
+class SimulatedHosts:
+    """A HostSide whose hosts are simulated (see the module docstring)."""
+
+    simulated = True
+
+    def __init__(self, *, speed: float = 1.0, seed: int = 7, noise: float = 0.01) -> None:
+        self.speed = speed  # simulated seconds per real second
+        self.seed = seed
+        self.noise = noise  # the steady run-to-run noise (relative stddev of a sample)
+        self.trusted: set[str] = set()
+        self.state = _State()
+
+    def config_at(self, directory: str) -> Mapping[str, Value]:
+        """The configuration a client's I/O in ``directory`` runs with (today's outside a test mount)."""
+        return next((c for m, c in self.state.mounts.items() if directory.startswith(m)), world.TODAY)
+
+    def host_names(self) -> list[str]:
+        return list(world.HOST_NAMES)
+
+    async def discover(self, host: str) -> HostFacts:
+        await asyncio.sleep(0.4 / self.speed)
+        if host.startswith(("bad", "unreachable")):
+            raise ConnectionRefused(host, 22)
+        if host not in self.trusted:
+            digest = b64encode(hashlib.sha256(host.encode()).digest()).decode().rstrip("=")
+            raise UnknownHostKey(host, 22, "ssh-ed25519", f"SHA256:{digest}", f"{host} ssh-ed25519 AAAA…")
+        return world.facts(host, world.HOST_NAMES.index(host) if host in world.HOST_NAMES else 20)
+
+    async def trust(self, host: str, key: UnknownHostKey) -> None:
+        self.trusted.add(host)
+
+    def runner(self, bus: EventBus, python: Mapping[str, str]) -> SimulatedRunner:
+        return SimulatedRunner(self, bus)
+
+    async def tcp_ceiling(self, server: str, client: str, address: str, *, duration_s: float = 5.0,
+                          python: str = "python3") -> TcpCeiling:  # fmt: skip
+        await asyncio.sleep(duration_s / self.speed)
+        return TcpCeiling(client, world.LINK_BPS, "iperf3")
+
+    async def disk_ceiling(self, server: str, export: str, *, file_size: int, python: str = "python3") -> DiskCeiling:
+        await asyncio.sleep(2.0 / self.speed)
+        return DiskCeiling(server, world.DISK_WRITE_BPS, world.DISK_READ_BPS, "dropped")
+
+    def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> SimulatedJournal:
+        return SimulatedJournal(store, session_id)
+
+    async def prepare(self, spec: SweepSpec, journal: Journal, mount_point: str) -> Prepared:
+        assert isinstance(journal, SimulatedJournal), "SimulatedHosts prepares with its own journal"
+        applier = SimulatedApplier(journal, spec, self.state, mount_point)
+        telemetry = [TelemetryTarget(h, Telemetry()) for h in (spec.server, *spec.clients)]
+        return Prepared(applier, telemetry)
+
+    async def leftovers(self, store: Store) -> list[Pending]:
+        """Only what a simulated journal wrote: a real run's leftovers are never "reverted" here."""
+        return [Pending(e, "still changed?") for e in store.unreverted_journal() if e.detail.startswith("simulated")]
+
+    async def revert_leftover(self, store: Store, entry: JournalEntry) -> None:
+        store.journal_update(entry.id, JournalState.REVERTED, "reverted after a crash (simulated)")
+
+    async def close(self) -> None:
+        self.state = _State()

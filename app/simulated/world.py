@@ -1,0 +1,91 @@
+"""The simulated hosts' world: what each host is, its knobs' values today, and how fast NFS goes.
+
+A made-up but plausible response surface: more nfsd threads, larger rsize/wsize, more
+connections, readahead for reads, a larger stripe cache and async for writes, jumbo
+frames, each help up to a point; a gigabit link per client caps it all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from app.facts.model import (
+    ClientCandidate,
+    ExportEntry,
+    ExportFilesystem,
+    HostFacts,
+    MdArray,
+    NfsdState,
+    NfsMount,
+    Nic,
+    OsInfo,
+    Python3,
+)
+from app.knobs.model import Value
+
+MB = 1_000_000.0
+SERVER_ADDRESS = "10.0.0.2"
+EXPORT = "/srv/nfs"
+LINK_BPS = 117 * MB  # per client: a gigabit link's TCP payload
+DISK_READ_BPS, DISK_WRITE_BPS = 610 * MB, 420 * MB
+HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-box")
+
+TODAY: dict[str, Value] = {
+    "nfsd_threads": 8, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
+    "rsize": 1 << 20, "wsize": 1 << 20, "nfsvers": "4.2", "nconnect": 1, "read_ahead_kb": 128,
+}  # fmt: skip
+BASE_BPS = {"seq_write": 62 * MB, "seq_read": 95 * MB, "rewrite": 55 * MB, "rand_read": 18 * MB,
+            "rand_write": 14 * MB, "mixed": 16 * MB, "small_files": 9 * MB, "tree": 7 * MB,
+            "dir_scaling": 5 * MB}  # fmt: skip
+WRITES = {"seq_write", "rewrite", "rand_write", "small_files", "tree", "dir_scaling"}
+
+
+def is_client(host: str) -> bool:
+    """Hosts named like a client are clients; every other simulated host is an NFS server."""
+    return "client" in host
+
+
+def facts(host: str, index: int) -> HostFacts:
+    """What discovery finds on a simulated host, consistent with TODAY."""
+    address = f"10.0.0.{10 + index}"
+    nic = Nic("eth0", int(TODAY["mtu"]), 1_000 if is_client(host) else 10_000, "up", addresses=(f"{address}/24",))
+    common = dict(host=host, hostname=host, kernel="6.8.0-45-generic", arch="x86_64", nics=(nic,), page_size=4096,
+                  python3=Python3("/usr/bin/python3", "3.12.3"), user="root", privilege="root",
+                  tools={"iperf3": "/usr/bin/iperf3", "ss": "/usr/bin/ss"})  # fmt: skip
+    if is_client(host):
+        mount = NfsMount("/mnt/nfs", f"nfs-server:{EXPORT}", "nfs-server", EXPORT, "nfs4", "0:52",
+                         version=str(TODAY["nfsvers"]), rsize=int(TODAY["rsize"]), wsize=int(TODAY["wsize"]),
+                         proto="tcp", nconnect=int(TODAY["nconnect"]), read_ahead_kb=int(TODAY["read_ahead_kb"]))  # fmt: skip
+        return HostFacts(**common, os=OsInfo("debian", "Debian GNU/Linux", "12", "Debian GNU/Linux 12 (bookworm)"),
+                         cpu_count=8, mem_total_kb=16 << 20, nfs_mounts=(mount,))  # type: ignore[arg-type]
+    md = MdArray("md0", "raid6", "active", tuple(f"sd{c}" for c in "bcdefghi"), raid_disks=8, chunk_kb=512,
+                 stripe_cache_size=int(TODAY["stripe_cache_size"]))  # fmt: skip
+    options = ("rw", str(TODAY["export_sync"]), "no_subtree_check")
+    return HostFacts(
+        **common, os=OsInfo("ubuntu", "Ubuntu", "24.04", "Ubuntu 24.04.1 LTS"), cpu_count=16, mem_total_kb=64 << 20,
+        md_arrays=(md,), exports=(ExportEntry(EXPORT, "10.0.0.0/24", options),),
+        export_filesystems=(ExportFilesystem(EXPORT, EXPORT, "ext4", "/dev/md0", "rw", md_array="md0"),),
+        nfsd=NfsdState(running=True, threads=int(TODAY["nfsd_threads"]), versions={"3": True, "4.2": True}),
+        client_candidates=tuple(ClientCandidate(f"10.0.0.{11 + i}", f"Linux NFSv4.2 {c}") for i, c in
+                                enumerate(n for n in HOST_NAMES if is_client(n))),
+    )  # type: ignore[arg-type]
+
+
+def _num(config: Mapping[str, Value], knob: str) -> float:
+    return float(config.get(knob, TODAY[knob]))  # type: ignore[arg-type]
+
+
+def throughput(config: Mapping[str, Value], workload: str) -> float:
+    """Bytes per second one client moves with ``config`` (today's values for the knobs it omits)."""
+    f = 0.55 + 0.45 * min(1.0, math.log2(max(_num(config, "nfsd_threads"), 1.0)) / 6)
+    for size in ("rsize", "wsize"):
+        f *= 0.8 + 0.2 * min(1.0, _num(config, size) / (1 << 20))
+    f *= 1.0 + 0.08 * math.log2(max(_num(config, "nconnect"), 1.0))
+    if workload.startswith(("seq", "rew")) and workload not in WRITES:
+        f *= 0.7 + 0.3 * min(1.0, _num(config, "read_ahead_kb") / 4096)
+    if workload in WRITES:
+        f *= 0.85 + 0.15 * min(1.0, _num(config, "stripe_cache_size") / 4096)
+        f *= 1.6 if str(config.get("export_sync", TODAY["export_sync"])) == "async" else 1.0
+    f *= 1.05 if _num(config, "mtu") >= 9000 else 1.0
+    return min(BASE_BPS.get(workload, 50 * MB) * f, LINK_BPS * 0.95)
