@@ -16,7 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from app.events import EventBus, Message, SamplesBatch, TelemetryBatch
-from ui.core_api import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.live_data import LiveData
 
 FRAME_MS = 33

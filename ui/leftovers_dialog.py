@@ -17,14 +17,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.session import Pending, SessionError, TuningSession
 from ui.async_tasks import spawn
-from ui.core_api import CoreApi, HostError, Leftover
 
 
 class LeftoversDialog(QDialog):
-    def __init__(self, core: CoreApi, leftovers: Sequence[Leftover], parent: QWidget | None = None) -> None:
+    def __init__(self, session: TuningSession, leftovers: Sequence[Pending], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.core = core
+        self.session = session
         self.leftovers = list(leftovers)
         self.setObjectName("leftoversDialog")
         self.setWindowTitle("Changes from an earlier run")
@@ -40,7 +40,8 @@ class LeftoversDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         for i, lo in enumerate(self.leftovers):
-            for col, value in enumerate((lo.host, lo.what, f"{lo.old} → {lo.new}", lo.status)):
+            e = lo.entry
+            for col, value in enumerate((e.host, f"{e.knob} ({e.target})", f"{e.old_value} → {e.new_value}", lo.status)):
                 self.table.setItem(i, col, QTableWidgetItem(value))
         self.status = QLabel(self)
         self.status.setObjectName("leftoversStatus")
@@ -68,9 +69,9 @@ class LeftoversDialog(QDialog):
         failed = []
         for lo in self.leftovers:
             try:
-                await self.core.revert_leftover(lo.entry_id)
-            except HostError as exc:
-                failed.append(f"{lo.host}: {exc}")
+                await self.session.revert_leftover(lo.entry.id)
+            except SessionError as exc:
+                failed.append(f"{lo.entry.host}: {exc}")
         self._busy(False)
         if failed:
             self.status.setText("Not reverted: " + html.escape("; ".join(failed)))
@@ -79,7 +80,7 @@ class LeftoversDialog(QDialog):
 
     def dismiss(self) -> None:
         for lo in self.leftovers:
-            self.core.dismiss_leftover(lo.entry_id)
+            self.session.dismiss_leftover(lo.entry.id)
         self.accept()
 
     def _busy(self, busy: bool) -> None:

@@ -11,10 +11,10 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWi
 
 from app import __version__
 from app.events import Level, Message
+from app.session import SessionError, TuningSession
+from app.session.factory import open_tuning_session
 from ui.async_tasks import spawn
 from ui.bridge import Bridge
-from ui.core_api import CoreApi, HostError
-from ui.core_factory import make_core
 from ui.crash import CrashHandler
 from ui.leftovers_dialog import LeftoversDialog
 from ui.message_banner import MessageBanner
@@ -29,20 +29,17 @@ DEFAULT_SIZE = (1280, 800)
 class MainWindow(QMainWindow):
     MIN_SIZE = MIN_SIZE
 
-    def __init__(self, db_path: Path, core: CoreApi | None = None, settings: QSettings | None = None,
+    def __init__(self, db_path: Path, session: TuningSession | None = None, settings: QSettings | None = None,
                  ssh_config: Path | None = None) -> None:
         super().__init__()
-        self.db_path = db_path
-        if core is None:
-            core, demo = make_core(db_path, ssh_config)
-        else:
-            demo = bool(getattr(core, "demo", False))
-        self.core = core
+        self.session = session if session is not None else open_tuning_session(db_path, ssh_config)
+        self.db_path = self.session.store.path  # the demo's is a throwaway one
+        demo = self.session.simulated
         self.settings = settings or QSettings()
         self.setWindowTitle(f"nfs-tuner {__version__}")
-        self.bridge = Bridge(core.bus, parent=self)
-        self.banner = MessageBanner(core.log_path, self)
-        self.wizard = TuningWizard(core, self.bridge, self)
+        self.bridge = Bridge(self.session.bus, parent=self)
+        self.banner = MessageBanner(self.session.log_path, self)
+        self.wizard = TuningWizard(self.session, self.bridge, self)
         self.wizard.setWindowFlags(Qt.WindowType.Widget)  # a dialog class, embedded
         self.wizard.sessionFinished.connect(lambda: self.statusBar().showMessage("Session saved.", 5000))
         body = QWidget(self)
@@ -52,11 +49,11 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.wizard, 1)
         self.setCentralWidget(body)
 
-        db_label = QLabel(f"Sessions are kept in {db_path}", self)
+        db_label = QLabel(f"Sessions are kept in {self.db_path}", self)
         db_label.setObjectName("dbPathLabel")
         db_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.statusBar().addPermanentWidget(db_label)
-        core_label = QLabel("Demo core: simulated hosts, nothing is changed anywhere." if demo else
+        core_label = QLabel("Demo: simulated hosts, nothing is changed anywhere." if demo else
                             "Real hosts: every change is journaled and put back after the run.", self)
         core_label.setObjectName("demoLabel" if demo else "coreLabel")
         self.statusBar().addWidget(core_label)
@@ -70,7 +67,7 @@ class MainWindow(QMainWindow):
         self.menuBar().addMenu("&Sessions").addAction(review)
 
         self.bridge.message.connect(self.show_message)
-        self.crash = CrashHandler(self, core.revert_all, core.log_path)
+        self.crash = CrashHandler(self, self.session.revert_all, self.session.log_path)
         self.close_question: QMessageBox | None = None
         self._may_close = False
         self.setMinimumSize(*self.MIN_SIZE)
@@ -92,12 +89,12 @@ class MainWindow(QMainWindow):
 
     async def _check_leftovers(self) -> None:
         try:
-            leftovers = await self.core.leftovers()
-        except HostError as exc:
+            leftovers = await self.session.leftovers()
+        except SessionError as exc:
             self.show_message(Message(Level.WARNING, "Changes of an earlier run could not be checked", str(exc)))
             return
         if leftovers:
-            self.leftovers_dialog = LeftoversDialog(self.core, leftovers, self)
+            self.leftovers_dialog = LeftoversDialog(self.session, leftovers, self)
             self.leftovers_dialog.open()
 
     def show_message(self, message: Message) -> None:
@@ -107,7 +104,7 @@ class MainWindow(QMainWindow):
 
     # --- closing: never leave a host changed ---
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.core.running and not self._may_close:
+        if self.session.running and not self._may_close:
             event.ignore()
             self.ask_close()
             return
@@ -132,7 +129,7 @@ class MainWindow(QMainWindow):
 
     async def _revert_and_close(self) -> None:
         try:
-            await self.core.cancel_and_revert()
+            await self.session.cancel_and_revert()
         finally:
             self._may_close = True
             self.setEnabled(True)

@@ -1,4 +1,4 @@
-"""Render every wizard page with the demo core to PNG files (for the README).
+"""Render every wizard page over the demo's simulated hosts to PNG files (for the README).
 
     xvfb-run -s "-screen 0 1280x800x24" .venv/bin/python -m ui.screenshots docs/screenshots
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m ui.screenshots docs/screenshots   # also works
@@ -14,6 +14,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
@@ -21,10 +22,10 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget, QWizard
 from qasync import QEventLoop
 
-from ui.core_api import HostRole, HostState
-from ui.fake_core import FakeCore
+from app.session import Role, TuningSession
+from app.session.factory import open_tuning_session
 from ui.main_window import MainWindow
-from ui.pages.hosts import HostsPage
+from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
 from ui.pages.run import RunPage
 from ui.theme import apply_app_style
@@ -72,36 +73,38 @@ def next_page(window: MainWindow) -> None:
     wizard.button(which).click()
 
 
-async def shoot(window: MainWindow, core: FakeCore, out: Path) -> None:
+async def shoot(window: MainWindow, session: TuningSession, out: Path) -> None:
+    hosts: Any = session.hosts  # the demo's simulated hosts: their speed is the demo's clock
+    assert session.simulated
     wizard = window.wizard
-    hosts = wizard.currentPage()
-    assert isinstance(hosts, HostsPage)
+    page = wizard.currentPage()
+    assert isinstance(page, HostsPage)
     await settle()
     save(window, out, "1-hosts-empty")
 
     # The first host: show the trust-on-first-use question.
-    hosts.add_host("nfs-server", HostRole.SERVER)
-    await until(lambda: hosts.trust_dialog is not None and hosts.trust_dialog.isVisible())
-    dialog = hosts.trust_dialog
+    page.add_host("nfs-server", Role.SERVER)
+    await until(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible())
+    dialog = page.trust_dialog
     assert isinstance(dialog, TrustDialog)
     await settle()
     save(dialog, out, "1-hosts-trust-dialog")
     dialog.trust_button.click()
-    await until(lambda: hosts.rows["nfs-server"].state is HostState.OK)
+    await until(lambda: page.rows["nfs-server"].state is HostState.OK)
 
-    async def trusting(key):  # type: ignore[no-untyped-def]  # the rest: trusted without asking
+    async def trusting(host: str, key: object) -> bool:  # the rest: trusted without asking
         return True
 
-    hosts.ask_trust = trusting  # type: ignore[method-assign]
+    page.ask_trust = trusting  # type: ignore[method-assign]
     for name in ("client1", "client2", "client3", "client4", "unreachable-client"):
-        hosts.add_host(name, HostRole.CLIENT)
-    await until(lambda: all(r.state not in (HostState.CONNECTING, HostState.NEW) for r in hosts.rows.values()))
-    hosts.table.selectRow(0)
+        page.add_host(name, Role.CLIENT)
+    await until(lambda: all(r.state not in (HostState.CONNECTING, HostState.NEW) for r in page.rows.values()))
+    page.table.selectRow(0)
     await settle()
     save(window, out, "1-hosts")
-    hosts.remove_host("unreachable-client")
+    page.remove_host("unreachable-client")
 
-    core.speed = 25.0
+    hosts.speed = 25.0
     next_page(window)
     baseline = wizard.currentPage()
     await until(baseline.isComplete)
@@ -112,13 +115,12 @@ async def shoot(window: MainWindow, core: FakeCore, out: Path) -> None:
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
     for name, check in plan.checks.items():
-        check.setChecked(name in ("nfsd.threads", "mount.nconnect", "bdi.read_ahead_kb"))
+        check.setChecked(name in ("nfsd_threads", "nconnect", "read_ahead_kb"))
     plan.reps.setValue(2)
     await settle()
     save(window, out, "3-plan")
 
-    core.speed = 8.0
-    core.trial_samples = (60, 180)  # long enough trials to show a settled curve
+    hosts.speed = 8.0
     next_page(window)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
@@ -142,8 +144,7 @@ async def shoot(window: MainWindow, core: FakeCore, out: Path) -> None:
     app.setPalette(light)
     await settle(0.3)
     run.toggle_pause()
-    core.speed = 400.0
-    core.trial_samples = (16, 40)
+    hosts.speed = 400.0
     await until(run.isComplete, timeout=600)
     await settle()
     save(window, out, "4-run-finished")
@@ -168,14 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     apply_app_style(app)
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
-    core = FakeCore(speed=20.0, log_path=Path("~/.local/state/nfs-tuner/log/nfs-tuner.log"))
+    session = open_tuning_session(Path("unused"), demo=True)
     settings = QSettings(str(args.out / ".screenshots.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(db_path=Path("~/.local/share/nfs-tuner/sessions.db"), core=core, settings=settings)
+    window = MainWindow(db_path=session.store.path, session=session, settings=settings)
     window.setMinimumSize(*SIZE)
     window.resize(*SIZE)
     window.show()
     with loop:
-        loop.run_until_complete(shoot(window, core, args.out))
+        loop.run_until_complete(shoot(window, session, args.out))
     window.setMinimumSize(0, 0)
     (args.out / ".screenshots.ini").unlink(missing_ok=True)
     return 0

@@ -6,15 +6,19 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.knobs.model import Safety
+
 # Drawing speed first: no antialiasing, no OpenGL dependency.
 pg.setConfigOptions(antialias=False, useOpenGL=False, foreground="k", background="w")
 
-SAFETY_COLOURS = {  # used as text colour of a badge; readable on light and dark
-    "SAFE": "#2e8b57",
-    "REMOUNT": "#1e78c8",
-    "DISRUPTIVE": "#d2691e",
-    "DATA_RISK": "#d03030",
+SAFETY_COLOURS = {  # by app.knobs.model.Safety: the text colour of a badge, readable on light and dark
+    Safety.SAFE: "#2e8b57",
+    Safety.MEMORY: "#1e78c8",
+    Safety.SERVICE: "#1e78c8",
+    Safety.CONNECTIVITY: "#d2691e",
+    Safety.DATA_RISK: "#d03030",
 }
+ERROR_COLOUR = SAFETY_COLOURS[Safety.DATA_RISK]
 
 
 def palette() -> QPalette:

@@ -7,23 +7,24 @@ import html
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPushButton, QStyle, QVBoxLayout, QWidget, QHBoxLayout
 
-from ui.core_api import HostKey
+from app.session import UnknownHostKey
 
 
 class TrustDialog(QDialog):
-    def __init__(self, key: HostKey, parent: QWidget | None = None) -> None:
+    def __init__(self, host: str, key: UnknownHostKey, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.host = host
         self.key = key
         self.setObjectName("trustDialog")
-        self.setWindowTitle(f"Trust {key.host}?")
+        self.setWindowTitle(f"Trust {host}?")
         icon = QLabel(self)
         icon.setPixmap(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxQuestion).pixmap(48, 48))
         text = QLabel(
-            f"<p>nfs-tuner has not connected to <b>{html.escape(key.host)}</b> "
-            f"({html.escape(key.address)}) before.</p>"
+            f"<p>nfs-tuner has not connected to <b>{html.escape(host)}</b> "
+            f"({html.escape(key.host if key.port == 22 else f'{key.host} port {key.port}')}) before.</p>"
             f"<p>Its <b>{html.escape(key.key_type)}</b> host key has this fingerprint:</p>", self)
         text.setWordWrap(True)
-        self.fingerprint = QLineEdit(key.fingerprint_sha256, self)
+        self.fingerprint = QLineEdit(key.fingerprint, self)
         self.fingerprint.setObjectName("fingerprint")
         self.fingerprint.setReadOnly(True)
         self.fingerprint.setMinimumWidth(460)
@@ -38,7 +39,7 @@ class TrustDialog(QDialog):
         self.trust_button = buttons.addButton("&Trust and connect", QDialogButtonBox.ButtonRole.AcceptRole)
         self.reject_button = buttons.addButton("Do &not trust", QDialogButtonBox.ButtonRole.RejectRole)
         copy = QPushButton("&Copy fingerprint", self)
-        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(key.fingerprint_sha256))
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(key.fingerprint))
         buttons.addButton(copy, QDialogButtonBox.ButtonRole.ActionRole)
         self.reject_button.setDefault(True)  # Enter must not trust by accident
         self.reject_button.setAutoDefault(True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QListWidget, QWidget, QWizard
 
+from app.session import TuningSession
 from ui.bridge import Bridge
-from ui.core_api import CoreApi, SessionState
-from ui.pages.base import Page
+from ui.pages.base import Page, WizardState
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage
 from ui.pages.plan import PlanPage
@@ -21,16 +21,16 @@ PAGES: tuple[type[Page], ...] = (HostsPage, BaselinePage, PlanPage, RunPage, Res
 class TuningWizard(QWizard):
     sessionFinished = Signal()
 
-    def __init__(self, core: CoreApi, bridge: Bridge, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TuningSession, bridge: Bridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.core = core
-        self.state = SessionState()
+        self.session = session
+        self.state = WizardState()
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOptions(QWizard.WizardOption.NoCancelButton | QWizard.WizardOption.NoBackButtonOnLastPage)
         self.setButtonText(QWizard.WizardButton.FinishButton, "&Finish")
         self.pages: list[Page] = []
         for cls in PAGES:
-            page = cls(core, bridge, self.state, self)
+            page = cls(session, bridge, self.state, self)
             self.pages.append(page)
             self.addPage(page)
         self.steps = QListWidget(self)

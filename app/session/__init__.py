@@ -1,5 +1,11 @@
-"""The application layer: what the CLI's commands and the wizard's pages call (see service)."""
+"""The application layer: what the CLI's commands and the wizard's pages call (see service).
 
+``UnknownHostKey`` (a key to trust) and ``Pending`` (an earlier run's leftover) are the
+core's types the faces meet through this layer, exported here with it.
+"""
+
+from app.hosts import UnknownHostKey
+from app.knobs.recovery import Pending
 from app.session.plan import STRATEGY_TEXT, PlanChoices, PlanError, Where, build_spec, plan_problems
 from app.session.service import (
     WORKLOADS,
@@ -20,11 +26,13 @@ __all__ = [
     "Ceiling",
     "ConfirmKey",
     "KnobChoice",
+    "Pending",
     "PlanChoices",
     "PlanError",
     "Role",
     "SessionError",
     "TuningSession",
+    "UnknownHostKey",
     "Where",
     "WorkloadChoice",
     "build_spec",

@@ -234,9 +234,11 @@ class TuningSession:
         """The sweep ``choices`` describe on the connected hosts (PlanError if they make none)."""
         return build_spec(choices, self.where(export, server_address), topology.baseline_values(self.current_values()))
 
-    @staticmethod
-    def estimate(spec: SweepSpec) -> DurationEstimate:
-        return estimate_duration(spec.plan)
+    def estimate(self, plan: PlanChoices | SweepSpec) -> DurationEstimate:
+        """Trials and time a plan takes (valid choices, before any host is connected too)."""
+        if isinstance(plan, PlanChoices):
+            plan = build_spec(plan, Where("server", ("client",), ""), topology.baseline_values(self.current_values()))
+        return estimate_duration(plan.plan)
 
     # --- the baseline --------------------------------------------------------------------
     async def baseline(self, workloads: Sequence[str]) -> Baseline:
@@ -311,16 +313,21 @@ class TuningSession:
         finished: list[SweepFinished] = []
         unsubscribe = self.bus.subscribe(finished.append, SweepFinished)
         self._engine = engine
-        self._task = asyncio.ensure_future(engine.run())
+        task = self._task = asyncio.ensure_future(engine.run())
+        task.add_done_callback(lambda _t: self._ended(engine, task))
         try:
-            await asyncio.shield(self._task)  # a cancelled caller must not cut the revert short
+            await asyncio.shield(task)  # a cancelled caller must not cut the run's revert short
         except HOST_TROUBLE as exc:  # reverted already; the host's trouble in its own words
             raise self._trouble(engine.spec.server, exc) from exc
         finally:
             unsubscribe()
-            self._task = None
-            self.session_id = engine.session_id
         return finished[-1]
+
+    def _ended(self, engine: SweepEngine, task: asyncio.Task[int]) -> None:
+        """The engine's task is over (every change is back): not running any more."""
+        self.session_id = engine.session_id
+        if self._task is task:
+            self._task = None
 
     def pause(self) -> None:
         if self._engine is not None:

@@ -25,7 +25,6 @@ from app.facts.model import (
 from app.knobs.model import Value
 
 MB = 1_000_000.0
-SERVER_ADDRESS = "10.0.0.2"
 EXPORT = "/srv/nfs"
 LINK_BPS = 117 * MB  # per client: a gigabit link's TCP payload
 DISK_READ_BPS, DISK_WRITE_BPS = 610 * MB, 420 * MB

@@ -8,37 +8,36 @@ from pathlib import Path
 import pytest
 
 from app.events import SamplesBatch
+from app.hosts import HostPool, SshSettings
+from app.session import PlanChoices, Role, TuningSession
 from app.store import JournalState, SessionState, Store, TrialState
-from app.sweep import TrialFinished, TrialStarted
+from app.sweep import SweepFinished, TrialFinished, TrialStarted
 from app.sweep.engine import SKIPPED
-from experiments.plan import Timing
+from app.sweep.ssh_hosts import SshHosts
 from experiments.workloads import MIB
 from tests.conftest import LabHandle
-from ui.core_api import HostKey, HostRole, Plan, RunOutcome, Strategy
-from ui.real_core import RealCore
 
 pytestmark = pytest.mark.lab
-# a long cap, so only the skip can end the first trial early
-TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=20.0, max_measure_s=30.0)
+# a long cap (warm-up 5 s, at least 15 s measured), so only the skip can end the first trial early
+LONG = PlanChoices(duration_s=30.0, file_size=16 * MIB)
 
 
 def test_skip_pause_and_cancel(lab: LabHandle, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
 
-    async def never(_key: HostKey) -> bool:
-        raise AssertionError("the lab's keys are known: nothing to ask")
-
-    async def scenario() -> tuple[RunOutcome, list[object]]:
-        core = RealCore(db, ssh_config=lab.ssh_config, app_known_hosts=tmp_path / "kh", file_size=16 * MIB,
-                        timing=TIMING)  # fmt: skip
+    async def scenario() -> tuple[SweepFinished, list[object]]:
+        settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
+        core = TuningSession(Store(db), SshHosts(HostPool(settings)))
+        core.plan_defaults = LONG
         events: list[object] = []
         core.bus.subscribe(events.append, TrialStarted)
         core.bus.subscribe(events.append, TrialFinished)
         core.bus.subscribe(events.append, SamplesBatch)
-        await core.connect("lab-server", HostRole.SERVER, never)
-        await core.connect("lab-client1", HostRole.CLIENT, never)
-        run = asyncio.ensure_future(core.run(Plan({"rsize": ("32K", "1M")}, ("seq_read",), Strategy.GRID, 1)))
-        while sum(isinstance(e, SamplesBatch) for e in events) < 12:  # measuring for about 3 s
+        await core.connect("lab-server", Role.SERVER)  # the lab's keys are known: nothing to ask
+        await core.connect("lab-client1", Role.CLIENT)
+        spec = core.plan(core.choices(knobs={"rsize": "32K, 1M"}, strategy="grid", repetitions=1))
+        run = asyncio.ensure_future(core.run(spec))
+        while sum(isinstance(e, SamplesBatch) for e in events) < 36:  # past the 5 s warm-up, measuring 4 s
             await asyncio.sleep(0.2)
         core.pause()
         core.skip_trial()
@@ -52,7 +51,7 @@ def test_skip_pause_and_cancel(lab: LabHandle, tmp_path: Path) -> None:
         return outcome, events
 
     outcome, events = asyncio.run(asyncio.wait_for(scenario(), 240))
-    assert outcome is RunOutcome.CANCELLED
+    assert outcome.state == SessionState.CANCELLED.value
     finished = [e for e in events if isinstance(e, TrialFinished)]
     assert len(finished) == 1 and finished[0].skipped and finished[0].reason == SKIPPED
     with Store(db, readonly=True) as store:

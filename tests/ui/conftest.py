@@ -1,4 +1,8 @@
-"""UI tests run on qasync's loop (as the app does) and never touch the user's settings."""
+"""UI tests run on qasync's loop (as the app does) and never touch the user's settings.
+
+The wizard runs on the real application layer (app.session) over simulated hosts
+(app.simulated): the product's engine, strategies, recommender, snippets and store.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 from qasync import QEventLoop
 
+from app.session import TuningSession
+from app.simulated import SimulatedHosts
+from app.store import Store
 from ui.bridge import Bridge
-from ui.fake_core import FakeCore
 
 
 @pytest.fixture(autouse=True)
@@ -40,14 +46,18 @@ def loop(qapp: QApplication) -> Iterator[QEventLoop]:
 
 
 @pytest.fixture
-def core(loop: QEventLoop, tmp_path: Path) -> FakeCore:
-    fake = FakeCore(speed=200.0, log_path=tmp_path / "nfs-tuner.log")
-    fake.trial_samples = (16, 40)
-    return fake
+def session(qtbot, loop: QEventLoop, tmp_path: Path) -> Iterator[TuningSession]:  # type: ignore[no-untyped-def]
+    """The application layer over simulated hosts that run 200 times faster than real ones."""
+    s = TuningSession(Store(tmp_path / "s.db"), SimulatedHosts(speed=200.0), log_path=tmp_path / "nfs-tuner.log")
+    yield s
+    if s.running:  # a test left a run going: end it as closing the window would, every change put back
+        asyncio.ensure_future(s.cancel_and_revert())
+        qtbot.waitUntil(lambda: not s.running, timeout=10_000)
+    s.store.close()
 
 
 @pytest.fixture
-def bridge(qtbot, core: FakeCore) -> Iterator[Bridge]:  # type: ignore[no-untyped-def]
-    b = Bridge(core.bus)
+def bridge(qtbot, session: TuningSession) -> Iterator[Bridge]:  # type: ignore[no-untyped-def]
+    b = Bridge(session.bus)
     yield b
     b.close()

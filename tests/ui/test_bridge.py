@@ -6,7 +6,8 @@ from app.events import EventBus, Level, Message, SamplesBatch, TelemetryBatch
 from experiments.samples import HostTelemetry, Sample
 from ui.bridge import Bridge
 from app.store.states import JournalState
-from ui.core_api import JournalChanged, JournalEntry, Progress, SweepFinished, TrialStarted
+from app.store.records import JournalEntry
+from app.sweep.events import JournalChanged, Progress, SweepFinished, TrialStarted
 
 
 def _batch(trial: int, t: float, clients: int = 3) -> SamplesBatch:

@@ -1,4 +1,4 @@
-"""The wizard from hosts to results on the fake core, page by page."""
+"""The wizard from hosts to results on the real application layer over simulated hosts, page by page."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox, QWizard
 
-from ui.core_api import HostRole, RunOutcome, Strategy
+from app.session import Role, TuningSession
+from app.simulated import SimulatedHosts
+from app.store import JournalState, SessionState
 from ui.main_window import MainWindow
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage
@@ -17,17 +19,17 @@ from ui.pages.run import RunPage
 from .wizard_driver import add_host, go_next, small_plan
 
 
-def _to_plan(qtbot, core, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
-    window = MainWindow(db_path=tmp_path / "s.db", core=core)
+def _to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    window = MainWindow(db_path=tmp_path / "s.db", session=session)
     qtbot.addWidget(window)
     window.show()
     wizard = window.wizard
     hosts = wizard.currentPage()
     assert isinstance(hosts, HostsPage)
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
-    add_host(qtbot, hosts, "nfs-server", HostRole.SERVER)
-    add_host(qtbot, hosts, "client1", HostRole.CLIENT)
-    add_host(qtbot, hosts, "client2", HostRole.CLIENT)
+    add_host(qtbot, hosts, "nfs-server", Role.SERVER)
+    add_host(qtbot, hosts, "client1", Role.CLIENT)
+    add_host(qtbot, hosts, "client2", Role.CLIENT)
     go_next(qtbot, wizard)
     baseline = wizard.currentPage()
     assert isinstance(baseline, BaselinePage)
@@ -40,128 +42,136 @@ def _to_plan(qtbot, core, tmp_path: Path) -> MainWindow:  # type: ignore[no-unty
     return window
 
 
-def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, core, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, core, tmp_path)
+def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
     plan = window.wizard.currentPage()
     assert isinstance(plan, PlanPage)
     assert plan.isComplete()
     before = plan.estimate.text()
     plan.reps.setValue(5)
     assert plan.estimate.text() != before and "trials" in plan.estimate.text()
-    plan.edits["nfsd.threads"].setText("8, 5000")
+    plan.edits["nfsd_threads"].setText("8, 5000")
     assert not plan.isComplete()
-    assert "above the maximum 1024" in plan.error_label.text()
+    assert plan.error_label.text().startswith("nfsd_threads: 5000 is above 1024")
     assert not window.wizard.button(QWizard.WizardButton.CommitButton).isEnabled()
-    plan.edits["nfsd.threads"].setText("8, lots")
-    assert "not a number" in plan.error_label.text()
-    plan.edits["nfsd.threads"].setText("8, 64")
-    plan.edits["mount.nfsvers"].setText("5")
-    assert "not one of" in plan.error_label.text()
-    plan.edits["mount.nfsvers"].setText("4.2")
+    plan.edits["nfsd_threads"].setText("8, lots")
+    assert "'lots' is not a whole number" in plan.error_label.text()
+    plan.edits["nfsd_threads"].setText("8, 64")
+    plan.checks["nfsvers"].setChecked(True)
+    plan.edits["nfsvers"].setText("5")
+    assert "nfsvers: '5' is not one of 3, 4.1, 4.2" in plan.error_label.text()
+    plan.edits["nfsvers"].setText("4.2")
     assert plan.isComplete()
-    plan.strategy_box.setCurrentIndex(plan.strategy_box.findData(Strategy.GRID))
-    assert plan.build_plan().strategy is Strategy.GRID
+    plan.strategy_box.setCurrentIndex(plan.strategy_box.findData("grid"))
+    assert plan.choices().strategy == "grid"
     for i in range(plan.workload_list.count()):
         plan.workload_list.item(i).setCheckState(plan.workload_list.item(i).checkState().Unchecked)
     assert "at least one workload" in plan.error_label.text()
 
 
-def test_async_needs_the_warning_answered_yes(qtbot, core, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    plan = _to_plan(qtbot, core, tmp_path).wizard.currentPage()
+def test_async_needs_the_warning_answered_yes(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plan = _to_plan(qtbot, session, tmp_path).wizard.currentPage()
     assert isinstance(plan, PlanPage)
-    assert not plan.edits["export.sync"].isEnabled()
-    assert "export.sync" not in plan.build_plan().knob_values
+    assert not plan.edits["export_sync"].isEnabled()
+    assert "export_sync" not in plan.choices().knobs
     plan.async_box.click()
     qtbot.waitUntil(lambda: plan.async_warning is not None and plan.async_warning.isVisible())
     assert not plan.async_box.isChecked()  # not before the answer
     assert plan.async_warning is not None
     plan.async_warning.button(QMessageBox.StandardButton.No).click()
-    assert not plan.async_box.isChecked() and not plan.build_plan().allow_async
+    assert not plan.async_box.isChecked() and not plan.choices().allow_async
     plan.async_box.click()
     qtbot.waitUntil(lambda: plan.async_warning is not None and plan.async_warning.isVisible())
     plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
     assert plan.async_box.isChecked()
-    built = plan.build_plan()
-    assert built.allow_async and built.knob_values["export.sync"] == ("sync", "async")
+    plan.edits["export_sync"].setText("sync, async")
+    built = plan.choices()
+    assert built.allow_async and built.knobs["export_sync"] == "sync, async" and plan.isComplete()
     plan.async_box.click()  # turning it off needs no question
-    assert "export.sync" not in plan.build_plan().knob_values
+    assert "export_sync" not in plan.choices().knobs
 
 
-def test_run_then_results(qtbot, core, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, core, tmp_path)
+def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
     wizard = window.wizard
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
     small_plan(plan)
-    assert plan.estimate.text().startswith("4 trials")
+    assert plan.estimate.text().startswith("6 trials")  # 2 configurations × 2 workloads, a third run for some
     go_next(qtbot, wizard)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
     assert not wizard.button(QWizard.WizardButton.BackButton).isEnabled()  # hosts change from here
-    qtbot.waitUntil(run.isComplete, timeout=20_000)
-    assert window.wizard.state.outcome is RunOutcome.COMPLETED
+    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    finished = window.wizard.state.finished
+    assert finished is not None and finished.state == SessionState.COMPLETE.value
     assert run.strip.count() == 4
-    assert run.progress.value() == 4
-    assert run.journal.rowCount() == 1
-    assert run.journal.item(0, 1).text() == "nfsd threads"
-    assert run.journal.item(0, 3).text() == "reverted"  # put back at the end
+    assert run.progress.value() == run.progress.maximum() == run.strip.count() == 4
+    rows = [(run.journal.item(i, 1).text(), run.journal.item(i, 3).text()) for i in range(run.journal.rowCount())]
+    assert ("nfsd threads", "reverted") in rows  # the server knob, put back at the end
+    assert {state for _, state in rows} == {"reverted"}  # the test mounts too
+    assert not session.store.unreverted_journal()
     assert run.plots.trial.client_curves.keys() == {"client1", "client2"}
     go_next(qtbot, wizard)
     results = wizard.currentPage()
     assert isinstance(results, ResultsPage)
     assert results.ranking.rowCount() == 2
-    assert results.objective.count() == 2
-    assert "nfsd threads = 64" in results.recommendation.text()
-    assert results.snippets.count() >= 8
-    assert [v.snippet.title for v in results.snippet_views][:2] == ["fstab", "exports"]
+    assert [results.objective.itemText(i) for i in range(results.objective.count())] == ["seq_read", "seq_write"]
+    assert "nfsd_threads=64" in results.recommendation.text()
+    assert results.snippets.count() >= 5
+    fstab = next(v for v in results.snippet_views if v.snippet.key == "fstab")
     target = tmp_path / "fstab"
-    results.snippet_views[0].save_to(target)
-    assert target.read_text().startswith("nfs-server:/srv/nfs")
-    assert "Saved" in results.snippet_views[0].status.text()
-    results.snippet_views[0].copy_button.click()
+    fstab.save_to(target)
+    assert target.read_text().startswith("10.0.0.10:/srv/nfs /mnt/nfs nfs")  # the server as its clients mount it
+    assert "Saved" in fstab.status.text()
+    fstab.copy_button.click()
     from PySide6.QtGui import QGuiApplication
-    assert QGuiApplication.clipboard().text() == results.snippet_views[0].snippet.text
-    assert "sync" in results.safety.text()
-    assert core.revert_calls >= 1
+    assert QGuiApplication.clipboard().text() == fstab.snippet.text
 
 
-def _start_slow_run(qtbot, core, tmp_path) -> MainWindow:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, core, tmp_path)
+def _start_slow_run(qtbot, session, tmp_path) -> MainWindow:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
     plan = window.wizard.currentPage()
     assert isinstance(plan, PlanPage)
-    core.speed = 4.0  # slow enough that the run is still going while we act
+    assert isinstance(session.hosts, SimulatedHosts)
+    session.hosts.speed = 4.0  # slow enough that the run is still going while we act
     go_next(qtbot, window.wizard)
-    qtbot.waitUntil(lambda: core.running)
+    qtbot.waitUntil(lambda: session.running)
+    qtbot.waitUntil(lambda: bool(session.store.journal()))  # its first change is made
     return window
 
 
-def test_cancel_asks_then_reverts(qtbot, core, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _start_slow_run(qtbot, core, tmp_path)
+def test_cancel_asks_then_reverts(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _start_slow_run(qtbot, session, tmp_path)
     run = window.wizard.currentPage()
     assert isinstance(run, RunPage)
-    reverts = core.revert_calls
     run.cancel_button.click()
     qtbot.waitUntil(lambda: run.cancel_question is not None and run.cancel_question.isVisible())
     assert run.cancel_question is not None
     run.cancel_question.button(QMessageBox.StandardButton.No).click()
-    assert core.running  # "keep running" kept it running
+    assert session.running and session.store.unreverted_journal()  # "keep running" kept it running
     run.cancel_button.click()
     qtbot.waitUntil(lambda: run.cancel_question is not None and run.cancel_question.isVisible())
     run.cancel_question.button(QMessageBox.StandardButton.Yes).click()
-    qtbot.waitUntil(lambda: not core.running and run.task is None, timeout=20_000)
-    assert window.wizard.state.outcome is RunOutcome.CANCELLED
-    assert core.revert_calls > reverts
+    qtbot.waitUntil(lambda: not session.running and run.task is None, timeout=20_000)
+    finished = window.wizard.state.finished
+    assert finished is not None and finished.state == SessionState.CANCELLED.value
+    assert not session.store.unreverted_journal()
+    assert all(e.state is JournalState.REVERTED for e in session.store.journal())
     assert "cancelled" in run.trial_label.text()
 
 
-def test_pause_and_skip_reach_the_core(qtbot, core, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _start_slow_run(qtbot, core, tmp_path)
+def test_pause_and_skip_reach_the_core(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _start_slow_run(qtbot, session, tmp_path)
     run = window.wizard.currentPage()
     assert isinstance(run, RunPage)
+    engine = session._engine
+    assert engine is not None
     run.pause_button.click()
-    assert not core._paused.is_set() and run.pause_button.text() == "&Resume"
+    assert not engine.go_on.is_set() and run.pause_button.text() == "&Resume"
     run.pause_button.click()
-    assert core._paused.is_set()
+    assert engine.go_on.is_set()
+    qtbot.waitUntil(lambda: run.bridge.live.version > 0)  # the trial measures
     run.skip_button.click()
     qtbot.waitUntil(lambda: run.strip.count() >= 1, timeout=20_000)
     assert "skipped" in run.strip.item(0).text()

@@ -15,22 +15,22 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWizard
 
+from app.hosts import HostPool, SshSettings
+from app.session import PlanChoices, Role, TuningSession
 from app.store import JournalState, SessionState, Store, TrialState
-from experiments.plan import Timing
+from app.sweep.ssh_hosts import SshHosts
 from experiments.workloads import MIB
 from tests.conftest import LabHandle
-from ui.core_api import HostRole, HostState, RunOutcome, Strategy
 from ui.main_window import MainWindow
 from ui.pages.baseline import BaselinePage
-from ui.pages.hosts import HostsPage
+from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
-from ui.real_core import RealCore
 from ui.trust_dialog import TrustDialog
 
 pytestmark = pytest.mark.lab
-TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=2.0)
+SHORT = PlanChoices(duration_s=2.0, file_size=16 * MIB)  # 2 s trials (0.5 s warm-up), 16 MiB per client
 
 
 def _config_without_known_hosts(lab: LabHandle, where: Path) -> Path:
@@ -41,12 +41,12 @@ def _config_without_known_hosts(lab: LabHandle, where: Path) -> Path:
     return where
 
 
-def _add_trusting(qtbot, page: HostsPage, name: str, role: HostRole) -> str:  # type: ignore[no-untyped-def]
+def _add_trusting(qtbot, page: HostsPage, name: str, role: Role) -> str:  # type: ignore[no-untyped-def]
     """Add a host, answer the trust dialog with Trust; returns the fingerprint it showed."""
     page.add_host(name, role)
     qtbot.waitUntil(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible(), timeout=30_000)
     dialog = page.trust_dialog
-    assert isinstance(dialog, TrustDialog) and dialog.key.host == name
+    assert isinstance(dialog, TrustDialog) and dialog.host == name
     fingerprint = dialog.fingerprint.text()
     dialog.trust_button.click()
     qtbot.waitUntil(lambda: page.rows[name].state not in (HostState.CONNECTING, HostState.NEW), timeout=60_000)
@@ -69,10 +69,11 @@ def _cells(table, column: int) -> list[str]:  # type: ignore[no-untyped-def]
 def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "sessions.db"
     known_hosts = tmp_path / "known_hosts"
-    core = RealCore(db, ssh_config=_config_without_known_hosts(lab, tmp_path / "ssh_config"),
-                    app_known_hosts=known_hosts, log_path=tmp_path / "nfs-tuner.log", file_size=16 * MIB,
-                    timing=TIMING)  # fmt: skip
-    window = MainWindow(db_path=db, core=core)
+    settings = SshSettings(config_file=_config_without_known_hosts(lab, tmp_path / "ssh_config"),
+                           app_known_hosts=known_hosts)  # fmt: skip
+    session = TuningSession(Store(db), SshHosts(HostPool(settings)), log_path=tmp_path / "nfs-tuner.log")
+    session.plan_defaults = SHORT
+    window = MainWindow(db_path=db, session=session)
     qtbot.addWidget(window)
     window.show()
     wizard = window.wizard
@@ -83,20 +84,20 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     hosts = wizard.currentPage()
     assert isinstance(hosts, HostsPage)
     assert {"lab-server", "lab-client1"} <= {hosts.ssh_list.item(i).text() for i in range(hosts.ssh_list.count())}
-    fp_server = _add_trusting(qtbot, hosts, "lab-server", HostRole.SERVER)
+    fp_server = _add_trusting(qtbot, hosts, "lab-server", Role.SERVER)
     assert fp_server.startswith("SHA256:")
     assert "lab-server" in known_hosts.read_text() or "127.0.0.1" in known_hosts.read_text()
     qtbot.waitUntil(lambda: hosts.offered_list.count() > 0, timeout=10_000)
     offered = [hosts.offered_list.item(i).text() for i in range(hosts.offered_list.count())]
     # by SSH alias when the NFSv4 client name matches one, else by address (a client that just remounted)
     assert "lab-client1" in offered or "10.213.7.11" in offered, offered
-    _add_trusting(qtbot, hosts, "lab-client1", HostRole.CLIENT)
+    _add_trusting(qtbot, hosts, "lab-client1", Role.CLIENT)
     server, client = hosts.rows["lab-server"].facts, hosts.rows["lab-client1"].facts
     assert server is not None and client is not None
     assert server.kernel and client.kernel
-    assert any(a.startswith("md0 raid") for a in server.md_arrays)
-    assert any(e.startswith("/srv/nfs ") for e in server.exports)
-    assert any("lab-server:/srv/nfs on " in m for m in client.mounts)
+    assert any(a.name == "md0" and a.level.startswith("raid") for a in server.md_arrays)
+    assert any(e.path == "/srv/nfs" for e in server.exports)
+    assert any(m.source == "lab-server:/srv/nfs" for m in client.nfs_mounts)
     assert server.privilege.startswith("root")
     row = _cells(hosts.table, 0).index("lab-server")
     assert hosts.table.item(row, 3).text() == server.kernel
@@ -131,28 +132,29 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     plan.edits["rsize"].setText("32K, 3M")
     assert "rsize" in plan.error_label.text()  # not a size the client takes
     plan.edits["rsize"].setText("32K, 1M")
-    plan.strategy_box.setCurrentIndex(plan.strategy_box.findData(Strategy.GRID))
+    plan.strategy_box.setCurrentIndex(plan.strategy_box.findData("grid"))
     plan.reps.setValue(1)
-    assert plan.build_plan().workloads == ("seq_read",)
+    assert plan.choices().workloads == ("seq_read",)
     assert plan.isComplete(), plan.error_label.text()
-    assert plan.estimate.text().startswith("2 trials")
+    assert plan.estimate.text().startswith("3 trials")  # 2 configurations, a second run for some
 
     # 4. run: live samples in the plot, the strip, the journal put back
     _next(qtbot, wizard)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
-    qtbot.waitUntil(lambda: core.running, timeout=5_000)
+    qtbot.waitUntil(lambda: session.running, timeout=5_000)
     qtbot.waitUntil(lambda: "lab-client1" in run.plots.trial.client_curves, timeout=90_000)
     assert window.bridge.live.version > 0
     qtbot.waitUntil(lambda: "lab-server" in window.bridge.live.hosts, timeout=30_000)  # its disk and NIC
     qtbot.waitUntil(run.isComplete, timeout=120_000)
-    assert wizard.state.outcome is RunOutcome.COMPLETED, run.trial_label.text()
+    finished = wizard.state.finished
+    assert finished is not None and finished.state == SessionState.COMPLETE.value, run.trial_label.text()
     assert run.strip.count() == 2
     assert run.progress.value() == run.progress.maximum() == 2
     assert "put back" in run.trial_label.text()
     assert run.journal.rowCount() >= 1
     assert set(_cells(run.journal, 3)) <= {"reverted", "reverted_by_host"}
-    assert not core.running
+    assert not session.running
 
     # 5. results: ranking, recommendation, snippets
     _next(qtbot, wizard)
@@ -160,36 +162,38 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     assert isinstance(results, ResultsPage)
     # Both configurations are ranked unless the shared lab made one look faster than the TCP
     # ceiling measured on the Baseline page: the recommendation then leaves it out, and says why.
-    excluded = [n for n in results.results.safety_notes if n.startswith("Not ranked")]
+    data = results.data
+    assert data is not None
+    excluded = [e for e in data.excluded if e.get("config")]
+    ranked = data.objective("seq_read")
+    rows = len(ranked.ranking) if ranked is not None else 0
     print("\nranking:", _cells(results.ranking, 1), _cells(results.ranking, 2), "excluded:", excluded)
-    assert results.ranking.rowCount() + len(excluded) == 2
-    assert set(_cells(results.ranking, 1)) <= {"rsize = 32K", "rsize = 1M"}
-    assert all(html.escape(n) in results.safety.text() for n in excluded)
-    if results.ranking.rowCount():
+    assert rows + len(excluded) == 2 and results.ranking.rowCount() == rows
+    assert set(_cells(results.ranking, 1)) <= {"rsize=32768", "rsize=1048576"}
+    assert all(str(e["reason"]) in html.unescape(results.safety.text()) for e in excluded)
+    if rows:
         assert results.objective.currentText() == "seq_read"
-        assert "rsize = " in results.recommendation.text() or "today" in results.recommendation.text()
-        titles = [results.snippets.tabText(i) for i in range(results.snippets.count())]
-        assert any("fstab" in t for t in titles), titles
-        fstab = next(v for v in results.snippet_views if "fstab" in v.snippet.title)
+        assert ranked is not None and ranked.stored and ranked.verdict() in html.unescape(results.recommendation.text())
+        fstab = next(v for v in results.snippet_views if v.snippet.key == "fstab")
         assert "/srv/nfs" in fstab.snippet.text, fstab.snippet.text
     else:  # seen when the lab is loaded: iperf3 reads low, NFS does not
         assert "No configuration could be ranked" in results.recommendation.text()
-        assert all("beyond the network ceiling" in n for n in excluded), excluded
+        assert all("beyond the network ceiling" in str(e["reason"]) for e in excluded), excluded
 
     # the session is in the store, complete, reverted, with its recommendation
-    assert core.session_id is not None
+    sid = session.session_id
+    assert sid is not None
     with Store(db, readonly=True) as store:
-        session = store.get_session(core.session_id)
-        assert session.state == SessionState.COMPLETE
-        trials = store.trials(core.session_id)
+        assert store.get_session(sid).state == SessionState.COMPLETE
+        trials = store.trials(sid)
         assert sorted(t.config["rsize"] for t in trials) == [32768, 1048576]
         assert all(t.state == TrialState.OK for t in trials), [t.reason for t in trials]
         assert all(e.state in (JournalState.REVERTED, JournalState.REVERTED_BY_HOST)
-                   for e in store.journal(core.session_id))  # fmt: skip
-        roles = {(f.host, f.role) for f in store.host_facts(core.session_id)}
-        assert ("lab-client1", "ceiling") in roles  # the Baseline page's, not measured again
-        saved = [r.objective for r in store.recommendations(core.session_id)]
-        assert saved == (["seq_read"] if results.ranking.rowCount() else [])
+                   for e in store.journal(sid))  # fmt: skip
+        ceilings = [(f.host, f.role) for f in store.host_facts(sid) if f.role == "ceiling"]
+        assert ceilings.count(("lab-client1", "ceiling")) == 1  # the Baseline page's, not measured again
+        saved = [r.objective for r in store.recommendations(sid)]
+        assert saved == (["seq_read"] if rows else [])
     window.close()
-    closing = asyncio.ensure_future(core.close())
+    closing = asyncio.ensure_future(session.close())
     qtbot.waitUntil(closing.done, timeout=10_000)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWizard
 
-from ui.core_api import HostRole, HostState
-from ui.pages.hosts import HostsPage
+from app.session import Role
+from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
 from ui.trust_dialog import TrustDialog
 from ui.wizard import TuningWizard
@@ -20,7 +20,7 @@ def go_next(qtbot, wizard: TuningWizard) -> None:  # type: ignore[no-untyped-def
     qtbot.waitUntil(lambda: wizard.currentPage() is not page)
 
 
-def add_host(qtbot, page: HostsPage, name: str, role: HostRole, trust: bool = True) -> None:  # type: ignore[no-untyped-def]
+def add_host(qtbot, page: HostsPage, name: str, role: Role, trust: bool = True) -> None:  # type: ignore[no-untyped-def]
     page.add_host(name, role)
     qtbot.waitUntil(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible())
     dialog = page.trust_dialog
@@ -30,8 +30,9 @@ def add_host(qtbot, page: HostsPage, name: str, role: HostRole, trust: bool = Tr
 
 
 def small_plan(page: PlanPage) -> None:
-    """nfsd threads 8 vs 64 only, once each: a quick run."""
+    """nfsd threads 8 vs 64 only, a full grid, once each: a quick run."""
     for name, check in page.checks.items():
-        check.setChecked(name == "nfsd.threads")
-    page.edits["nfsd.threads"].setText("8, 64")
+        check.setChecked(name == "nfsd_threads")
+    page.edits["nfsd_threads"].setText("8, 64")
+    page.strategy_box.setCurrentIndex(page.strategy_box.findData("grid"))
     page.reps.setValue(1)

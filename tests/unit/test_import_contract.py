@@ -143,3 +143,41 @@ def test_the_graph_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> 
     g = graph(["app"], root=tmp_path)
     assert cycles(g) == [["app.store.a", "app.store.b"]]
     assert layer_violations(g) == ["app.store.b -> app.report"]
+
+
+# The wizard talks to the core through the application layer (app.session) and reads the
+# core's own types and read model; it never drives hosts, the engine or the journal itself.
+UI_MAY_IMPORT = (
+    "app", "app.paths", "app.events", "app.cli", "app.desktop_entry",  # entry points, the event bus
+    "app.session",  # the application layer
+    "app.report", "app.store", "app.recommend.evidence",  # the read model, stored records, how figures read
+    "app.knobs.catalog", "app.knobs.model", "app.facts.model", "app.snippets.model",  # the core's types
+    "app.sweep.events", "app.sweep.spec",
+    "experiments.samples",
+)  # fmt: skip
+# ui/ modules that import no Qt: view-model data the widgets draw from (ring buffers, the live
+# data behind the plots, the review's timeline and list rows) and the entry point. A new one
+# is a candidate for app/: list it here only if it is the UI's own.
+QT_FREE_UI = {"ui", "ui.entry", "ui.ring_buffer", "ui.live_data", "ui.pages", "ui.review", "ui.review.timeline",
+              "ui.review.session_rows"}  # fmt: skip
+QT = ("PySide6", "shiboken6", "pyqtgraph", "qasync")
+
+
+def _allowed_for_ui(target: str) -> bool:
+    return any(target == name or (name != "app" and target.startswith(name + ".")) for name in UI_MAY_IMPORT)
+
+
+def test_ui_reaches_the_core_only_through_the_application_layer_and_its_types() -> None:
+    g = graph((*CORE, "ui"))
+    offenders = sorted(f"{m} -> {t}" for m, targets in g.items() if m.startswith("ui")
+                       for t in targets if not t.startswith("ui") and not _allowed_for_ui(t))  # fmt: skip
+    assert not offenders, offenders
+    assert not cycles(g)
+
+
+def test_the_qt_free_modules_in_ui_are_known() -> None:
+    from tests.unit.import_graph import imported_names, modules
+
+    qt_free = {m for m, p in modules(["ui"]).items()
+               if not any(source.split(".")[0] in QT for source, _ in imported_names(m, p))}  # fmt: skip
+    assert qt_free == QT_FREE_UI, "a Qt-free module in ui/ is core logic outside the contract: move it to app/"

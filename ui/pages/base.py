@@ -1,11 +1,16 @@
-"""What every wizard page shares: the core, the bridge and the session state."""
+"""What every wizard page shares: the session, the bridge and what the pages hand on."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtWidgets import QLabel, QWidget, QWizardPage
 
+from app.report import SessionData
+from app.session import Baseline, TuningSession
+from app.sweep.spec import SweepSpec
+from app.sweep.events import SweepFinished
 from ui.bridge import Bridge
-from ui.core_api import CoreApi, SessionState
 
 MB = 1_000_000.0
 
@@ -21,18 +26,25 @@ def duration(seconds: float) -> str:
     return f"{h} h {m:02d} min" if h else (f"{m} min {s:02d} s" if m else f"{s} s")
 
 
-def config_text(config: dict[str, str] | object) -> str:
-    items = dict(config).items()  # type: ignore[call-overload]
-    return ", ".join(f"{k} = {v}" if v else k for k, v in items) or "today's configuration"
+@dataclass(slots=True)
+class WizardState:
+    """What the pages learn and hand on to each other (the hosts' facts live in the session)."""
+
+    baseline: Baseline | None = None
+    spec: SweepSpec | None = None
+    finished: SweepFinished | None = None  # how the run ended; None while it runs or failed
+    failed: str = ""  # why the run stopped early, in the host's words
+    results: SessionData | None = None
 
 
 class Page(QWizardPage):
     TITLE = ""
     SUBTITLE = ""
 
-    def __init__(self, core: CoreApi, bridge: Bridge, state: SessionState, parent: QWidget | None = None) -> None:
+    def __init__(self, session: TuningSession, bridge: Bridge, state: WizardState,
+                 parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        self.core = core
+        self.session = session
         self.bridge = bridge
         self.state = state
         self.setTitle(self.TITLE)

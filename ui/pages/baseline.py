@@ -23,12 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.session import WORKLOADS, Baseline, SessionError
+from app.session.service import DEFAULT_BASELINE_WORKLOADS
 from ui.async_tasks import spawn
-from ui.core_api import BaselineResult, HostError
 from ui.live_plot import ThroughputPlot
 from ui.pages.base import Page, mb_s
-
-DEFAULT_WORKLOADS = ("seq-write", "seq-read")
 
 
 def _table(headers: tuple[str, ...], parent: QWidget) -> QTableWidget:
@@ -46,14 +45,14 @@ class BaselinePage(Page):
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.task: asyncio.Task[BaselineResult] | None = None
+        self.task: asyncio.Task[Baseline] | None = None
         self.workload_list = QListWidget(self)
         self.workload_list.setAccessibleName("Workloads to measure")
-        for w in self.core.workloads():
+        for w in WORKLOADS:
             item = QListWidgetItem(w.label, self.workload_list)
-            item.setData(Qt.ItemDataRole.UserRole, w.name)
+            item.setData(Qt.ItemDataRole.UserRole, w.kind)
             item.setToolTip(w.description)
-            default = w.name.replace("_", "-") in DEFAULT_WORKLOADS  # the core's names or the demo's
+            default = w.kind in DEFAULT_BASELINE_WORKLOADS
             item.setCheckState(Qt.CheckState.Checked if default else Qt.CheckState.Unchecked)
         self.measure_button = QPushButton("&Measure", self)
         self.measure_button.clicked.connect(self.start)
@@ -121,19 +120,19 @@ class BaselinePage(Page):
         self.state.baseline = None
         self._set_running(True)
         self.status.setText("Measuring the network, the server's disks and today's configuration…")
-        self.task = spawn(self.core.run_baseline(workloads), on_done=self._done, owner=self)
+        self.task = spawn(self.session.baseline(workloads), on_done=self._done, owner=self)
 
     @Slot()
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
-    def _done(self, task: asyncio.Task[BaselineResult]) -> None:
+    def _done(self, task: asyncio.Task[Baseline]) -> None:
         self.task = None
         self._set_running(False)
         if task.cancelled():
             self.status.setText("Stopped. Measure again to go on.")
-        elif isinstance(task.exception(), HostError):
+        elif isinstance(task.exception(), SessionError):
             self.status.setText(str(task.exception()))
         elif task.exception() is not None:
             exc = task.exception()
@@ -143,15 +142,15 @@ class BaselinePage(Page):
             self.show_result(task.result())
         self.completeChanged.emit()
 
-    def show_result(self, result: BaselineResult) -> None:
+    def show_result(self, result: Baseline) -> None:
         self.state.baseline = result
         self.ceilings.setRowCount(len(result.ceilings))
         for i, c in enumerate(result.ceilings):
             self.ceilings.setItem(i, 0, QTableWidgetItem(c.what))
             self.ceilings.setItem(i, 1, QTableWidgetItem(mb_s(c.bps)))
-        labels = {w.name: w.label for w in self.core.workloads()}
-        self.current.setRowCount(len(result.current_bps))
-        for i, (w, bps) in enumerate(result.current_bps.items()):
+        labels = {w.kind: w.label for w in WORKLOADS}
+        self.current.setRowCount(len(result.today))
+        for i, (w, bps) in enumerate(result.today.items()):
             self.current.setItem(i, 0, QTableWidgetItem(labels.get(w, w)))
             self.current.setItem(i, 1, QTableWidgetItem(mb_s(bps)))
         self.status.setText("Baseline measured. Next: choose what to try.")

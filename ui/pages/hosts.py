@@ -6,6 +6,7 @@ import asyncio
 import html
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -28,8 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.facts.model import HostFacts
+from app.session import Role, SessionError, UnknownHostKey
 from ui.async_tasks import dialog_result, spawn
-from ui.core_api import HostError, HostFacts, HostKey, HostRole, HostState
 from ui.pages.base import Page
 from ui.trust_dialog import TrustDialog
 
@@ -38,13 +40,45 @@ HOST_RE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\
 COLUMNS = ("Host", "Role", "Status", "Kernel", "NIC / MTU", "Storage", "Exports / mounts", "Privilege")
 
 
+class HostState(Enum):
+    NEW = "not tested"
+    CONNECTING = "connecting…"
+    OK = "connected"
+    FAILED = "failed"
+    REJECTED = "key not trusted"
+
+
 @dataclass(slots=True)
 class HostRow:
     name: str
-    role: HostRole
+    role: Role
     state: HostState = HostState.NEW
     facts: HostFacts | None = None
     error: str = ""
+
+
+def nic_lines(f: HostFacts) -> list[str]:
+    return [f"{n.name} MTU {n.mtu or '?'}, {n.speed_mbps or '?'} Mb/s" + (f", {n.addresses[0]}" if n.addresses else "")
+            for n in f.nics if n.name != "lo"]  # fmt: skip
+
+
+def md_lines(f: HostFacts) -> list[str]:
+    return [f"{a.name} {a.level} {a.state}, {a.raid_disks or len(a.members)} disks"
+            + (f", chunk {a.chunk_kb}K" if a.chunk_kb else "")
+            + (f", stripe_cache_size {a.stripe_cache_size}" if a.stripe_cache_size is not None else "")
+            for a in f.md_arrays]  # fmt: skip
+
+
+def share_lines(f: HostFacts) -> list[str]:
+    """A server's exports, a client's NFS mounts with their negotiated options."""
+    exports = [f"{e.path} {e.client}({','.join(e.options)})" for e in f.exports]
+    mounts = [f"{m.source} on {m.mount_point} type {m.fstype} (vers={m.version or '?'},rsize={m.rsize},"
+              f"wsize={m.wsize},nconnect={m.nconnect or 1})" for m in f.nfs_mounts]  # fmt: skip
+    return exports or mounts
+
+
+def privilege_text(f: HostFacts) -> str:
+    return f.privilege + (f" as {f.user}" if f.user and f.user != "root" else "")
 
 
 class HostsPage(Page):
@@ -62,8 +96,8 @@ class HostsPage(Page):
         self.name_edit.setPlaceholderText("host name, user@host or address")
         self.name_edit.setAccessibleName("Host name")
         self.role_box = QComboBox(self)
-        self.role_box.addItem("Server", HostRole.SERVER)
-        self.role_box.addItem("Client", HostRole.CLIENT)
+        self.role_box.addItem("Server", Role.SERVER)
+        self.role_box.addItem("Client", Role.CLIENT)
         self.add_button = QPushButton("&Add", self)
         self.add_button.clicked.connect(self._add_typed)
         self.name_edit.returnPressed.connect(self._add_typed)
@@ -71,12 +105,12 @@ class HostsPage(Page):
         self.name_error.setObjectName("nameError")
         self.ssh_list = QListWidget(self)
         self.ssh_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.ssh_list.addItems(list(self.core.ssh_config_hosts()))
+        self.ssh_list.addItems(self.session.host_names())
         self.ssh_list.setAccessibleName("Hosts from the SSH configuration")
         self.ssh_server = QPushButton("As &server", self)
         self.ssh_clients = QPushButton("As &clients", self)
-        self.ssh_server.clicked.connect(lambda: self._add_from_list(self.ssh_list, HostRole.SERVER))
-        self.ssh_clients.clicked.connect(lambda: self._add_from_list(self.ssh_list, HostRole.CLIENT))
+        self.ssh_server.clicked.connect(lambda: self._add_from_list(self.ssh_list, Role.SERVER))
+        self.ssh_clients.clicked.connect(lambda: self._add_from_list(self.ssh_list, Role.CLIENT))
         self.offered_list = QListWidget(self)
         self.offered_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.offered_add = QPushButton("Add &offered clients", self)
@@ -158,20 +192,20 @@ class HostsPage(Page):
         self.add_host(name, self.role_box.currentData())
         self.name_edit.clear()
 
-    def _add_from_list(self, widget: QListWidget, role: HostRole) -> None:
+    def _add_from_list(self, widget: QListWidget, role: Role) -> None:
         for item in widget.selectedItems():
             self.add_host(item.text(), role)
-            if role is HostRole.SERVER:
+            if role is Role.SERVER:
                 break  # one server
 
     def _add_offered(self) -> None:
         items = self.offered_list.selectedItems() or [self.offered_list.item(i) for i in range(self.offered_list.count())]
         for item in items:
-            self.add_host(item.text(), HostRole.CLIENT)
+            self.add_host(item.text(), Role.CLIENT)
 
-    def add_host(self, name: str, role: HostRole) -> None:
-        if role is HostRole.SERVER:  # a second server replaces the first
-            for old in [r.name for r in self.rows.values() if r.role is HostRole.SERVER and r.name != name]:
+    def add_host(self, name: str, role: Role) -> None:
+        if role is Role.SERVER:  # a second server replaces the first
+            for old in [r.name for r in self.rows.values() if r.role is Role.SERVER and r.name != name]:
                 self.remove_host(old)
         if name in self.rows and self.rows[name].role is role and self.rows[name].state is HostState.OK:
             return
@@ -181,6 +215,7 @@ class HostsPage(Page):
 
     def remove_host(self, name: str) -> None:
         self.rows.pop(name, None)
+        self.session.forget(name)
         self._render()
 
     def test_host(self, name: str) -> None:
@@ -191,29 +226,22 @@ class HostsPage(Page):
 
     async def _connect(self, row: HostRow) -> None:
         try:
-            facts = await self.core.connect(row.name, row.role, self.ask_trust)
-        except HostError as exc:
+            facts = await self.session.connect(row.name, row.role, self.ask_trust)
+        except SessionError as exc:
             row.state = HostState.REJECTED if "not trusted" in str(exc) else HostState.FAILED
             row.error = str(exc)
         else:
             row.state, row.facts = HostState.OK, facts
-            if row.role is HostRole.SERVER:
-                spawn(self._offer_clients(row.name), owner=self)
+            if row.role is Role.SERVER:
+                self.offered_list.clear()
+                self.offered_list.addItems([c for c in self.session.offered_clients(row.name) if c not in self.rows])
         if self.rows.get(row.name) is row:
             self._render()
 
-    async def _offer_clients(self, server: str) -> None:
-        try:
-            offered = await self.core.nfs_clients_of(server)
-        except HostError:
-            return
-        self.offered_list.clear()
-        self.offered_list.addItems([c for c in offered if c not in self.rows])
-
-    async def ask_trust(self, key: HostKey) -> bool:
+    async def ask_trust(self, host: str, key: UnknownHostKey) -> bool:
         """One trust question at a time, even when several hosts connect at once."""
         async with self._trust_lock:
-            self.trust_dialog = TrustDialog(key, self.window())
+            self.trust_dialog = TrustDialog(host, key, self.window())
             try:
                 return await dialog_result(self.trust_dialog) == TrustDialog.DialogCode.Accepted
             finally:
@@ -238,15 +266,15 @@ class HostsPage(Page):
     def _render(self) -> None:
         selected = self._selected()
         self.table.setRowCount(len(self.rows))
-        order = sorted(self.rows.values(), key=lambda r: (r.role is not HostRole.SERVER, r.name))
+        order = sorted(self.rows.values(), key=lambda r: (r.role is not Role.SERVER, r.name))
         for i, row in enumerate(order):
             f = row.facts
             nics = ", ".join(f"{n.name} {n.mtu}" + (f" @ {n.speed_mbps // 1000} Gb/s" if n.speed_mbps and n.speed_mbps >= 1000 else "")
-                             for n in f.nics) if f else ""
+                             for n in f.nics if n.name != "lo") if f else ""
             status = row.state.value  # the why is in the tooltip and the facts pane: columns stay readable
             cells = (row.name, row.role.value, status, f.kernel if f else "", nics,
-                     "; ".join(f.md_arrays) if f else "", "; ".join(f.exports or f.mounts) if f else "",
-                     f.privilege if f else "")
+                     "; ".join(md_lines(f)) if f else "", "; ".join(share_lines(f)) if f else "",
+                     privilege_text(f) if f else "")
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
@@ -279,17 +307,16 @@ class HostsPage(Page):
         if f is None:
             self.facts_view.setHtml(f"<h3>{html.escape(row.name)}</h3><p>{html.escape(row.error or row.state.value)}</p>")
             return
-        items = [("Kernel", f.kernel), ("System", f.distro), ("CPUs", str(f.cpus)),
-                 ("Memory", f"{f.mem_bytes / (1 << 30):.0f} GiB"), ("Privilege", f.privilege)]
-        items += [(f"NIC {n.name}", f"MTU {n.mtu}, {n.speed_mbps or '?'} Mb/s, {n.address}") for n in f.nics]
-        items += [("md array", a) for a in f.md_arrays] + [("export", e) for e in f.exports]
-        items += [("mount", m) for m in f.mounts]
+        items = [("Kernel", f.kernel), ("System", f.os.pretty_name), ("CPUs", str(f.cpu_count or "?")),
+                 ("Memory", f"{(f.mem_total_kb or 0) / (1 << 20):.0f} GiB"), ("Privilege", privilege_text(f))]
+        items += [("NIC", n) for n in nic_lines(f)] + [("md array", a) for a in md_lines(f)]
+        items += [("export" if f.exports else "mount", e) for e in share_lines(f)]
         body = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in items)
-        self.facts_view.setHtml(f"<h3>{html.escape(f.host)} ({f.role.value})</h3><table cellspacing=4>{body}</table>")
+        self.facts_view.setHtml(f"<h3>{html.escape(f.host)} ({row.role.value})</h3><table cellspacing=4>{body}</table>")
 
     def _refresh_summary(self) -> None:
-        server = [r for r in self.rows.values() if r.role is HostRole.SERVER and r.state is HostState.OK]
-        clients = [r for r in self.rows.values() if r.role is HostRole.CLIENT and r.state is HostState.OK]
+        server = [r for r in self.rows.values() if r.role is Role.SERVER and r.state is HostState.OK]
+        clients = [r for r in self.rows.values() if r.role is Role.CLIENT and r.state is HostState.OK]
         need = []
         if not server:
             need.append("a connected server")
@@ -301,13 +328,11 @@ class HostsPage(Page):
     # --- QWizardPage ---
     def isComplete(self) -> bool:
         states = [r.state for r in self.rows.values()]
-        has_server = any(r.role is HostRole.SERVER and r.state is HostState.OK for r in self.rows.values())
-        has_client = any(r.role is HostRole.CLIENT and r.state is HostState.OK for r in self.rows.values())
+        has_server = any(r.role is Role.SERVER and r.state is HostState.OK for r in self.rows.values())
+        has_client = any(r.role is Role.CLIENT and r.state is HostState.OK for r in self.rows.values())
         return has_server and has_client and HostState.CONNECTING not in states
 
     def validatePage(self) -> bool:
-        ok = [r for r in self.rows.values() if r.state is HostState.OK and r.facts is not None]
-        self.state.server = next(r.name for r in ok if r.role is HostRole.SERVER)
-        self.state.clients = [r.name for r in ok if r.role is HostRole.CLIENT]
-        self.state.facts = {r.name: r.facts for r in ok if r.facts is not None}
+        for row in [r for r in self.rows.values() if r.state is not HostState.OK]:
+            self.session.forget(row.name)  # only the connected hosts take part
         return True

@@ -25,9 +25,11 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
-from ui.core_api import KnobSpec, Plan, SafetyClass, Strategy
+from app.knobs.model import Safety
+from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
+from app.session.service import DEFAULT_BASELINE_WORKLOADS
 from ui.pages.base import Page, duration
-from ui.theme import SAFETY_COLOURS, emphasize
+from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
 ASYNC_WARNING = (
@@ -38,10 +40,23 @@ ASYNC_WARNING = (
 )
 
 
-def allowed_text(knob: KnobSpec) -> str:
-    if knob.choices:
-        return " | ".join(knob.choices)
-    return f"{knob.minimum}–{knob.maximum}" + (f" {knob.unit}" if knob.unit else "")
+SAFETY_TEXT = {
+    Safety.SAFE: "safe at run time",
+    Safety.MEMORY: "costs memory on the host",
+    Safety.SERVICE: "a wrong value starves a service",
+    Safety.CONNECTIVITY: "may cut the connection",
+    Safety.DATA_RISK: "may lose data on a crash",
+}
+
+
+def allowed_text(knob: KnobChoice) -> str:
+    v = knob.spec.validity
+    return v.describe() + (f" {knob.spec.unit}" if knob.spec.unit and not v.choices else "")
+
+
+def safety_text(knob: KnobChoice) -> str:
+    text = SAFETY_TEXT[knob.spec.safety]
+    return ("⚠ " if knob.needs_opt_in else "") + (f"{text}, on a fresh test mount" if knob.on_test_mount else text)
 
 
 class PlanPage(Page):
@@ -50,7 +65,7 @@ class PlanPage(Page):
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.knobs = list(self.core.knobs())
+        self.knobs = self.session.knobs()
         self.errors: dict[str, str] = {}
         self.async_warning: QMessageBox | None = None
         self.setCommitPage(True)  # after this the run changes hosts: no going back
@@ -67,12 +82,14 @@ class PlanPage(Page):
         self.checks: dict[str, QCheckBox] = {}
         self.edits: dict[str, QLineEdit] = {}
         for row, knob in enumerate(self.knobs):
+            title = knob.spec.title
             check = QCheckBox(self.table)
-            check.setAccessibleName(f"Sweep {knob.label}")
-            check.setChecked(knob.safety in (SafetyClass.SAFE, SafetyClass.REMOUNT))
-            edit = QLineEdit(", ".join(knob.suggested), self.table)
-            edit.setAccessibleName(f"Values of {knob.label}")
-            edit.setToolTip(f"{knob.help}\nComma-separated; allowed: {allowed_text(knob)}")
+            check.setAccessibleName(f"Sweep {title}")
+            check.setChecked(knob.on_by_default)
+            edit = QLineEdit(knob.suggested, self.table)
+            edit.setAccessibleName(f"Values of {title}")
+            edit.setToolTip(f"{knob.spec.safety_note} {knob.spec.validity.reason}.\n"
+                            f"Comma-separated; allowed: {allowed_text(knob)}")
             check.toggled.connect(self._changed)
             edit.textChanged.connect(self._changed)
             self.checks[knob.name], self.edits[knob.name] = check, edit
@@ -81,14 +98,14 @@ class PlanPage(Page):
             hl.setContentsMargins(6, 0, 0, 0)
             hl.addWidget(check)
             self.table.setCellWidget(row, 0, holder)
-            self.table.setItem(row, 1, QTableWidgetItem(knob.label))
-            self.table.item(row, 1).setToolTip(knob.help)
-            self.table.setItem(row, 2, QTableWidgetItem(knob.scope))
+            self.table.setItem(row, 1, QTableWidgetItem(title))
+            self.table.item(row, 1).setToolTip(f"{knob.name}: {knob.spec.safety_note}")
+            self.table.setItem(row, 2, QTableWidgetItem(knob.spec.scope.value))
             self.table.setItem(row, 3, QTableWidgetItem(knob.current))
             self.table.setCellWidget(row, 4, edit)
             self.table.setItem(row, 5, QTableWidgetItem(allowed_text(knob)))
-            safety = QTableWidgetItem(("⚠ " if knob.safety is SafetyClass.DATA_RISK else "") + knob.safety.value)
-            safety.setForeground(QColor(SAFETY_COLOURS[knob.safety.name]))
+            safety = QTableWidgetItem(safety_text(knob))
+            safety.setForeground(QColor(SAFETY_COLOURS[knob.spec.safety]))
             self.table.setItem(row, 6, safety)
             if knob.needs_opt_in:
                 check.setChecked(False)
@@ -103,25 +120,28 @@ class PlanPage(Page):
         self.error_label.setObjectName("planErrors")
         self.error_label.setWordWrap(True)
         pal = self.error_label.palette()
-        pal.setColor(pal.ColorRole.WindowText, QColor(SAFETY_COLOURS["DATA_RISK"]))
+        pal.setColor(pal.ColorRole.WindowText, QColor(ERROR_COLOUR))
         self.error_label.setPalette(pal)
 
         self.workload_list = QListWidget(self)
         self.workload_list.setAccessibleName("Workloads")
-        for w in self.core.workloads():
+        for w in WORKLOADS:
             item = QListWidgetItem(w.label, self.workload_list)
-            item.setData(Qt.ItemDataRole.UserRole, w.name)
+            item.setData(Qt.ItemDataRole.UserRole, w.kind)
             item.setToolTip(w.description)
             item.setCheckState(Qt.CheckState.Unchecked)
         self.workload_list.itemChanged.connect(self._changed)
+        defaults = self.session.plan_defaults
         self.strategy_box = QComboBox(self)
-        for s in Strategy:
-            self.strategy_box.addItem(s.value, s)
+        for key, text in STRATEGY_TEXT.items():
+            self.strategy_box.addItem(text, key)
+        self.strategy_box.setCurrentIndex(self.strategy_box.findData(defaults.strategy))
         self.strategy_box.currentIndexChanged.connect(self._changed)
         self.reps = QSpinBox(self)
         self.reps.setRange(1, 10)
-        self.reps.setValue(3)
-        self.reps.setToolTip("Each configuration is run this many times; the ranking uses the mean and its 95 % CI.")
+        self.reps.setValue(defaults.repetitions)
+        self.reps.setToolTip("Each configuration runs at least this many times, and up to three times as many while "
+                             "its runs disagree; the ranking uses the mean and its 95 % CI.")
         self.reps.valueChanged.connect(self._changed)
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
@@ -149,16 +169,15 @@ class PlanPage(Page):
 
     def initializePage(self) -> None:
         # today's values are known once the hosts are connected
-        for row, knob in enumerate(self.core.knobs()):
-            if row < len(self.knobs) and knob.name == self.knobs[row].name:
-                self.knobs[row] = knob
-                self.table.item(row, 3).setText(knob.current)
-        measured = set(self.state.baseline.current_bps) if self.state.baseline else set()
-        measured = {w.replace("_", "-") for w in measured} or {"seq-write", "seq-read"}
+        for row, knob in enumerate(self.session.knobs()):
+            self.knobs[row] = knob
+            self.table.item(row, 3).setText(knob.current)
+        measured = set(self.state.baseline.today) if self.state.baseline else set()
+        measured = measured or set(DEFAULT_BASELINE_WORKLOADS)
         self.workload_list.blockSignals(True)
         for i in range(self.workload_list.count()):
             item = self.workload_list.item(i)
-            checked = str(item.data(Qt.ItemDataRole.UserRole)).replace("_", "-") in measured
+            checked = item.data(Qt.ItemDataRole.UserRole) in measured
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.workload_list.blockSignals(False)
         self._changed()
@@ -188,50 +207,29 @@ class PlanPage(Page):
                 self.edits[knob.name].setEnabled(on)
         self._changed()
 
-    # --- the plan and its checks ---
-    def values_of(self, knob: KnobSpec) -> tuple[str, ...]:
-        return tuple(v.strip() for v in self.edits[knob.name].text().split(",") if v.strip())
-
-    def build_plan(self) -> Plan:
-        knob_values = {k.name: self.values_of(k) for k in self.knobs if self.checks[k.name].isChecked()}
+    # --- the plan and its checks: the core's (app.session.plan), in the CLI's words ---
+    def choices(self) -> PlanChoices:
+        knobs = {k.name: self.edits[k.name].text() for k in self.knobs if self.checks[k.name].isChecked()}
         workloads = tuple(
             str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole))
             for i in range(self.workload_list.count())
             if self.workload_list.item(i).checkState() == Qt.CheckState.Checked
         )
-        return Plan(knob_values, workloads, self.strategy_box.currentData(), self.reps.value(),
-                    self.async_box.isChecked())
-
-    def _validate(self, plan: Plan) -> dict[str, str]:
-        errors: dict[str, str] = {}
-        for knob in self.knobs:
-            edit = self.edits[knob.name]
-            problem = None
-            if knob.name in plan.knob_values:
-                values = plan.knob_values[knob.name]
-                problem = "give at least one value" if not values else next(
-                    (p for v in values if (p := knob.check(v))), None)
-                if knob.needs_opt_in and not plan.allow_async:
-                    problem = "needs the async opt-in"
-            edit.setStyleSheet("" if problem is None else "border: 1px solid #d03030;")
-            if problem:
-                errors[knob.label] = problem
-        if not plan.knob_values:
-            errors["knobs"] = "choose at least one knob to sweep"
-        if not plan.workloads:
-            errors["workloads"] = "choose at least one workload"
-        return errors
+        return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
+                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked())  # fmt: skip
 
     @Slot()
     def _changed(self, *_args: object) -> None:
-        plan = self.build_plan()
-        self.errors = self._validate(plan)
-        self.error_label.setText("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+        choices = self.choices()
+        self.errors = plan_problems(choices)
+        for name, edit in self.edits.items():
+            edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if name in self.errors else "")
+        self.error_label.setText("; ".join(self.errors.values()))
         if self.errors:
             self.estimate.setText("Fix the plan to see how long it takes.")
         else:
-            trials, seconds = self.core.estimate_duration(plan)
-            self.estimate.setText(f"{trials} trials, about {duration(seconds)}")
+            est = self.session.estimate(choices)
+            self.estimate.setText(f"{est.trials} trials, about {duration(est.seconds)}")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
@@ -240,6 +238,9 @@ class PlanPage(Page):
     def validatePage(self) -> bool:
         if self.errors:
             return False
-        self.state.plan = self.build_plan()
+        try:
+            self.state.spec = self.session.plan(self.choices())
+        except (PlanError, SessionError) as exc:
+            self.error_label.setText(str(exc))
+            return False
         return True
-

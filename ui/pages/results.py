@@ -3,79 +3,30 @@
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QPlainTextEdit,
-    QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from app.recommend.evidence import config_text, pct
+from app.report import KnobEffect, ObjectiveView, SessionData, knob_effects
+from app.report.formatting import ci_text
 from ui import theme
-from ui.core_api import KnobEffect, Results, Snippet
-from ui.pages.base import Page, config_text, mb_s
+from ui.pages.base import Page
+from ui.review.dialogs import Dialogs
+from ui.review.snippets_view import SnippetPane
+from ui.review.tables import fill_table, make_table
 
-RANK_COLUMNS = ("#", "Configuration", "Mean", "95 % CI", "CV", "Runs")
-
-
-class SnippetView(QWidget):
-    """One snippet with copy and save; ``save_to`` is what the Save button ends in."""
-
-    def __init__(self, snippet: Snippet, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.snippet = snippet
-        self.text = QPlainTextEdit(snippet.text, self)
-        self.text.setReadOnly(True)
-        self.text.setProperty("snippet", True)
-        font = QFont("DejaVu Sans Mono")
-        font.setStyleHint(QFont.StyleHint.Monospace)
-        self.text.setFont(font)
-        self.copy_button = QPushButton("&Copy", self)
-        self.copy_button.clicked.connect(self.copy)
-        self.save_button = QPushButton("&Save…", self)
-        self.save_button.clicked.connect(self._ask_save)
-        self.status = QLabel(self)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.status, 1)
-        buttons.addWidget(self.copy_button)
-        buttons.addWidget(self.save_button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.text, 1)
-        layout.addLayout(buttons)
-
-    @Slot()
-    def copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.snippet.text)
-        self.status.setText("Copied to the clipboard.")
-
-    @Slot()
-    def _ask_save(self) -> None:
-        path, _filter = QFileDialog.getSaveFileName(self, f"Save {self.snippet.title}", self.snippet.filename)
-        if path:
-            self.save_to(Path(path))
-
-    def save_to(self, path: Path) -> None:
-        try:
-            path.write_text(self.snippet.text, encoding="utf-8")
-        except OSError as exc:
-            self.status.setText(f"Could not save: {exc.strerror} ({path})")
-        else:
-            self.status.setText(f"Saved to {path}")
+RANK_COLUMNS = ("#", "Configuration", "Mean (95 % CI)", "Median CV", "Runs")
 
 
 class KnobChart(QWidget):
@@ -121,12 +72,12 @@ class KnobChart(QWidget):
         xs = list(range(len(e.values)))
         colour = self.palette().color(self.palette().ColorRole.Highlight)
         item.addItem(pg.BarGraphItem(x=xs, height=list(e.mean_bps), width=0.6, brush=colour))
-        for x, m, cv in zip(xs, e.mean_bps, e.cv):
+        for x, m, cv in zip(xs, e.mean_bps, e.median_cv, strict=True):
             label = pg.TextItem(f"CV {cv * 100:.1f} %", anchor=(0.5, 1.2),
                                 color=self.palette().color(self.palette().ColorRole.Text))
             label.setPos(x, m)
             item.addItem(label)
-        item.getAxis("bottom").setTicks([list(zip(xs, e.values))])
+        item.getAxis("bottom").setTicks([list(zip(xs, map(str, e.values), strict=True))])
         item.setLabel("bottom", e.knob)
         item.setYRange(0, max(e.mean_bps, default=1) * 1.15)
 
@@ -137,37 +88,31 @@ class ResultsPage(Page):
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.results: Results | None = None
+        self.data: SessionData | None = None
+        self.dialogs = Dialogs(self)
         self.recommendation = QLabel(self)
         self.recommendation.setObjectName("recommendation")
         self.recommendation.setWordWrap(True)
         self.recommendation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        rec_box = QGroupBox("Recommendation", self)
-        QVBoxLayout(rec_box).addWidget(self.recommendation)
-
         self.objective = QComboBox(self)
         self.objective.setAccessibleName("Objective")
-        self.objective.currentIndexChanged.connect(self._show_ranking)
-        self.ranking = QTableWidget(0, len(RANK_COLUMNS), self)
-        self.ranking.setObjectName("rankingTable")
-        self.ranking.setHorizontalHeaderLabels(RANK_COLUMNS)
-        self.ranking.verticalHeader().hide()
-        self.ranking.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.ranking.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.ranking.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.ranking.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        rank_box = QGroupBox("Ranking", self)
-        rank_layout = QVBoxLayout(rank_box)
+        self.objective.currentIndexChanged.connect(self._show_objective)
+        rec_box = QGroupBox("Recommendation", self)
+        rec_layout = QVBoxLayout(rec_box)
         row = QHBoxLayout()
         row.addWidget(QLabel("&Objective:", self, buddy=self.objective))
         row.addWidget(self.objective, 1)
-        rank_layout.addLayout(row)
-        rank_layout.addWidget(self.ranking)
+        rec_layout.addLayout(row)
+        rec_layout.addWidget(self.recommendation)
+
+        self.ranking = make_table(RANK_COLUMNS, self, name="rankingTable")
+        rank_box = QGroupBox("Ranking", self)
+        QVBoxLayout(rank_box).addWidget(self.ranking)
 
         self.chart = KnobChart(self)
         self.snippets = QTabWidget(self)
         self.snippets.setObjectName("snippetTabs")
-        self.snippet_views: list[SnippetView] = []
+        self.snippet_views: list[SnippetPane] = []
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.snippets, "&Config snippets")
         self.tabs.addTab(self.chart, "Per &knob")
@@ -186,43 +131,49 @@ class ResultsPage(Page):
         layout.addWidget(self.safety)
 
     def initializePage(self) -> None:
-        self.show_results(self.state.results or self.core.results())
+        self.show_results(self.state.results or self.session.results())
 
-    def show_results(self, results: Results) -> None:
-        self.results = results
-        rec = results.recommendation
-        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in rec.evidence)
-        if results.ranked:
-            self.recommendation.setText(
-                f"<p><b>{html.escape(config_text(rec.config))}</b> — {rec.gain_pct:+.0f} % against today's "
-                f"configuration on {html.escape(next(iter(results.ranked), ''))}.</p><ul>{evidence}</ul>")
-        else:  # nothing could be ranked: only the why
-            self.recommendation.setText(f"<ul>{evidence}</ul>")
+    def show_results(self, data: SessionData) -> None:
+        """A stored session as the read model gives it; the objective chooses what is shown."""
+        self.data = data
         self.objective.blockSignals(True)
         self.objective.clear()
-        self.objective.addItems(list(results.ranked))
+        self.objective.addItems([o.objective for o in data.objectives])
         self.objective.blockSignals(False)
-        self._show_ranking()
-        self.chart.set_effects(results.effects)
+        not_ranked = [f"Not ranked: {config_text(dict(e.get('config') or {}))}: {e.get('reason', '')}"
+                      for e in data.excluded]  # fmt: skip
+        notes = [*data.notes, *data.safety_notes, *not_ranked, *(g.error for g in data.snippet_groups if g.error)]
+        self.safety.setText("<br>".join(f"⚠ {html.escape(n)}" for n in notes))
+        self._show_objective()
+
+    @property
+    def view(self) -> ObjectiveView | None:
+        if self.data is None or self.objective.currentIndex() < 0:
+            return None
+        return self.data.objective(self.objective.currentText())
+
+    def _show_objective(self, *_args: object) -> None:
+        view = self.view
+        if view is None:
+            self.recommendation.setText("No configuration could be ranked: every trial was left out (see the notes).")
+            self.ranking.setRowCount(0)
+            self.chart.set_effects(())
+            self._show_snippets(None)
+            return
+        gain = f" ({'+' if view.gain_rel >= 0 else '−'}{pct(abs(view.gain_rel))} against today's configuration)" \
+            if view.gain_rel is not None else ""
+        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
+        self.recommendation.setText(f"<p><b>{html.escape(view.verdict())}</b>{html.escape(gain)}</p><ul>{evidence}</ul>")
+        fill_table(self.ranking, [(r.rank, config_text(r.config), ci_text(r.mean, r.half_width),
+                                   pct(r.median_cv) if r.median_cv is not None else "—", r.n)
+                                  for r in view.ranking], numeric=(0, 2, 3, 4))  # fmt: skip
+        self.chart.set_effects(knob_effects(view))
+        self._show_snippets(view)
+
+    def _show_snippets(self, view: ObjectiveView | None) -> None:
         while self.snippets.count():
             self.snippets.removeTab(0)
-        self.snippet_views = [SnippetView(s, self.snippets) for s in results.snippets]
-        for view in self.snippet_views:
-            self.snippets.addTab(view, view.snippet.title)
-        icon = "⚠"
-        self.safety.setText("<br>".join(f"{icon} {html.escape(n)}" for n in results.safety_notes))
-
-    def _show_ranking(self, *_args: object) -> None:
-        if self.results is None or self.objective.currentIndex() < 0:
-            self.ranking.setRowCount(0)
-            return
-        rows = self.results.ranked[self.objective.currentText()]
-        self.ranking.setRowCount(len(rows))
-        for i, r in enumerate(rows):
-            cells = (str(i + 1), config_text(r.config), mb_s(r.mean_bps),
-                     f"{r.ci_low_bps / 1e6:,.0f} – {r.ci_high_bps / 1e6:,.0f}", f"{r.cv * 100:.1f} %", str(r.runs))
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if col != 1:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.ranking.setItem(i, col, item)
+        group = self.data.snippet_group(view.objective) if self.data is not None and view is not None else None
+        self.snippet_views = [SnippetPane(s, self.dialogs, self.snippets) for s in group.snippets] if group else []
+        for pane in self.snippet_views:
+            self.snippets.addTab(pane, pane.snippet.title)

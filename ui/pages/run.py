@@ -25,20 +25,22 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.knobs.catalog import SPECS
+from app.recommend.evidence import config_text
+from app.session import SessionError
+from app.store import SessionState
+from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.async_tasks import spawn
-from ui.core_api import (
-    HostError,
-    JournalChanged,
-    Progress,
-    RunOutcome,
-    SweepFinished,
-    SweepStarted,
-    TrialFinished,
-    TrialStarted,
-)
 from ui.live_plot import LivePlots
-from ui.pages.base import Page, config_text, duration, mb_s
+from ui.pages.base import Page, duration, mb_s
 from ui.questions import ask_to_revert
+
+OUTCOME_TEXT = {SessionState.COMPLETE: "complete", SessionState.CANCELLED: "cancelled and reverted",
+                SessionState.INTERRUPTED: "interrupted"}  # fmt: skip
+
+
+def outcome_text(finished: SweepFinished) -> str:
+    return OUTCOME_TEXT.get(SessionState(finished.state), finished.state)
 
 
 class RunPage(Page):
@@ -47,11 +49,11 @@ class RunPage(Page):
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.task: asyncio.Task[RunOutcome] | None = None
+        self.task: asyncio.Task[SweepFinished] | None = None
         self.finished_trials: list[TrialFinished] = []
         self.paused = False
         self.total = 0
-        self.labels = {k.name: k.label for k in self.core.knobs()}
+        self.labels = {name: spec.title for name, spec in SPECS.items()}
 
         self.progress = QProgressBar(self)
         self.progress.setFormat("%v of %m trials")
@@ -62,7 +64,7 @@ class RunPage(Page):
         self.pause_button = QPushButton("&Pause", self)
         self.pause_button.clicked.connect(self.toggle_pause)
         self.skip_button = QPushButton("S&kip trial", self)
-        self.skip_button.clicked.connect(self.core.skip_trial)
+        self.skip_button.clicked.connect(self.session.skip_trial)
         self.cancel_button = QPushButton("&Cancel and revert", self)
         self.cancel_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton))
         self.cancel_button.clicked.connect(self.ask_cancel)
@@ -120,31 +122,31 @@ class RunPage(Page):
         self.bridge.runFinished.connect(self.on_run_finished)
 
     def initializePage(self) -> None:
-        if self.task is not None or self.state.plan is None:
+        if self.task is not None or self.state.spec is None:
             return
-        total, seconds = self.core.estimate_duration(self.state.plan)
-        self.total = total
-        self.progress.setRange(0, total)
+        est = self.session.estimate(self.state.spec)
+        self.total = est.trials
+        self.progress.setRange(0, est.trials)
         self.progress.setValue(0)
-        self.eta_label.setText(f"about {duration(seconds)} left")
+        self.eta_label.setText(f"about {duration(est.seconds)} left")
         self.finished_trials.clear()
         self.strip.clear()
-        self.state.outcome = None
+        self.state.finished, self.state.failed = None, ""
         self._set_running(True)
-        self.task = spawn(self.core.run(self.state.plan), on_done=self._run_done, owner=self)
+        self.task = spawn(self.session.run(self.state.spec), on_done=self._run_done, owner=self)
 
-    def _run_done(self, task: asyncio.Task[RunOutcome]) -> None:
+    def _run_done(self, task: asyncio.Task[SweepFinished]) -> None:
         self.task = None
         if task.cancelled():
-            self.state.outcome = RunOutcome.CANCELLED
-        elif isinstance(task.exception(), HostError):
-            self.state.outcome = RunOutcome.FAILED
-            self.trial_label.setText(f"The run stopped: {task.exception()}")
+            self.state.failed = "the run's task was cancelled"
+        elif isinstance(task.exception(), SessionError):
+            self.state.failed = str(task.exception())
+            self.trial_label.setText(f"The run stopped: {self.state.failed}")
         elif (exc := task.exception()) is not None:
-            self.state.outcome = RunOutcome.FAILED
+            self.state.failed = str(exc)
             sys.excepthook(type(exc), exc, exc.__traceback__)
         else:
-            self.state.outcome = task.result()
+            self.state.finished = task.result()
         self._set_running(False)
         self.completeChanged.emit()
 
@@ -158,14 +160,12 @@ class RunPage(Page):
     @Slot(object)
     def on_trial_started(self, ev: TrialStarted) -> None:
         index = self.progress.value() + 1
-        config = {self.labels.get(k, k): str(v) for k, v in ev.config.items()}
-        self.trial_label.setText(f"Trial {index} of {max(self.total, index)}: {config_text(config)} · "
+        self.trial_label.setText(f"Trial {index} of {max(self.total, index)}: {config_text(dict(ev.config))} · "
                                  f"{ev.workload}, repetition {ev.repetition + 1}")
 
     @Slot(object)
     def on_trial_finished(self, ev: TrialFinished) -> None:
         self.finished_trials.append(ev)
-        changed = {self.labels.get(k, k): str(v) for k, v in ev.config.items()}
         if ev.skipped:
             mark, figures = "skipped", "not ranked"
         elif ev.value_bps is None:
@@ -174,7 +174,7 @@ class RunPage(Page):
             mark = "stable" if ev.stable else "unstable"
             figures = mb_s(ev.value_bps) + (f", CV {ev.cv * 100:.1f} %" if ev.cv is not None else "")
         item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}, {mark}\n{figures}")
-        item.setToolTip(config_text(changed) + (f"\n{ev.reason}" if ev.reason else ""))
+        item.setToolTip(config_text(dict(ev.config)) + (f"\n{ev.reason}" if ev.reason else ""))
         good = ev.value_bps is not None and bool(ev.stable)
         icon = QStyle.StandardPixmap.SP_DialogApplyButton if good else QStyle.StandardPixmap.SP_MessageBoxWarning
         item.setIcon(self.style().standardIcon(icon))
@@ -202,14 +202,15 @@ class RunPage(Page):
 
     @Slot(object)
     def on_run_finished(self, ev: SweepFinished) -> None:
-        outcome = RunOutcome.of(ev)
+        outcome = outcome_text(ev)
         if ev.problems:
-            self.trial_label.setText(f"Run {outcome.value}, but some changes could not be put back: "
+            self.trial_label.setText(f"Run {outcome}, but some changes could not be put back: "
                                      + "; ".join(ev.problems))
         else:
-            self.trial_label.setText(f"Run {outcome.value}. Every change on the hosts has been put back.")
-        if outcome is RunOutcome.COMPLETED:
-            self.progress.setValue(self.progress.maximum())
+            self.trial_label.setText(f"Run {outcome}. Every change on the hosts has been put back.")
+        if ev.state == SessionState.COMPLETE.value:  # the estimate gives way to the trials really run
+            self.progress.setMaximum(ev.trials)
+            self.progress.setValue(ev.trials)
             self.eta_label.setText("done")
 
     # --- the brakes ---
@@ -217,10 +218,10 @@ class RunPage(Page):
     def toggle_pause(self) -> None:
         self.paused = not self.paused
         if self.paused:
-            self.core.pause()
+            self.session.pause()
             self.pause_button.setText("&Resume")
         else:
-            self.core.resume()
+            self.session.go_on()
             self.pause_button.setText("&Pause")
 
     @Slot()
@@ -232,15 +233,15 @@ class RunPage(Page):
     def cancel(self) -> None:
         self.trial_label.setText("Cancelling and putting every change back…")
         self.cancel_button.setEnabled(False)
-        spawn(self.core.cancel_and_revert())
+        spawn(self.session.cancel_and_revert())
 
     def _set_running(self, running: bool) -> None:
         for b in (self.pause_button, self.skip_button, self.cancel_button):
             b.setEnabled(running)
 
     def isComplete(self) -> bool:
-        return self.task is None and self.state.outcome is not None and bool(self.finished_trials)
+        return self.task is None and self.state.finished is not None and bool(self.finished_trials)
 
     def validatePage(self) -> bool:
-        self.state.results = self.core.results()
+        self.state.results = self.session.results()
         return True
