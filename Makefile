@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 PROFILE   ?= gigabit
 MTU       ?= 9000
 
-.PHONY: run test system-deps venv lab-up lab-down lab-status lab-mtu screenshots bundle clean
+.PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-mtu screenshots bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -24,8 +24,13 @@ run: $(STAMP)
 system-deps:
 	@sh tests/system-deps.sh
 
-test: system-deps $(STAMP)
+test: system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# Type checking (strict; see [tool.mypy]) and linting, before the tests: well under a minute.
+lint: $(STAMP)
+	$(PY) -m ruff check app ui experiments tests benchmarks
+	$(PY) -m mypy
 
 # The local NFS lab: three User-Mode Linux hosts in a private network namespace.
 lab-up: $(STAMP)

@@ -129,7 +129,7 @@ def main() -> int:
     print(f"points per client curve at the end: {points}; curves: {len(plots.trial.client_curves)} clients + sum")
     print(f"frame time ms: p50 {np.percentile(f, 50):.2f}  p99 {np.percentile(f, 99):.2f}  max {f.max():.2f}"
           f"   (goal p99 ≤ 16)")
-    work, paint = (np.array(p) * 1e3 for p in zip(*parts))
+    work, paint = (np.array(p) * 1e3 for p in zip(*parts, strict=True))
     print(f"  of which timer work (drain + setData) p50 {np.percentile(work, 50):.2f} p99 {np.percentile(work, 99):.2f}; "
           f"paint p50 {np.percentile(paint, 50):.2f} p99 {np.percentile(paint, 99):.2f}")
     print(f"event-loop lag ms: p50 {np.percentile(lag, 50):.2f}  p99 {np.percentile(lag, 99):.2f}  "

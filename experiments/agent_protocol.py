@@ -98,7 +98,7 @@ def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
             t=_finite(obj["t"]),
             interval=_finite(obj["interval"]),
             **{k: int(obj.get(k, 0)) for k in _SAMPLE_INTS},
-            **{k: _finite(obj.get(k, 0.0)) for k in _SAMPLE_FLOATS},
+            **{k: _finite(obj.get(k, 0.0)) for k in _SAMPLE_FLOATS},  # type: ignore[arg-type]  # ints and floats by name
             phase=str(obj.get("phase", "")),
             count=None if count is None else int(count),
         )

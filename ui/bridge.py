@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance, Slot
 
 from app.events import EventBus, Message, SamplesBatch, TelemetryBatch
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
@@ -41,7 +41,7 @@ class Bridge(QObject):
         self._pending: deque[SamplesBatch | TelemetryBatch] = deque()
         self._unsubscribe: Callable[[], None] | None = bus.subscribe(self._on_bus_event)
         self._event.connect(self._dispatch, Qt.ConnectionType.QueuedConnection)
-        self._routes: dict[type, Signal] = {
+        self._routes: dict[type, SignalInstance] = {
             Message: self.message, SweepStarted: self.sweepStarted, TrialStarted: self.trialStarted,
             TrialFinished: self.trialFinished, Progress: self.progress, JournalChanged: self.journalChanged,
             SweepFinished: self.runFinished,

@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGraphicsPathItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from ui import theme
+from ui.theme import buddy_label
 from ui.live_data import LiveData
 
 CLIENTS_PER_FRAME = 4  # client curves redrawn per frame, round robin: each still ≥ 7 Hz at 30 Hz
@@ -89,8 +90,8 @@ def nice_ceiling(value: float) -> float:
     """The next of 1, 1.5, 2, 3, 5, 7.5 × 10^n at or above ``value`` (an axis end that moves rarely)."""
     if value <= 0 or not math.isfinite(value):
         return 1.0
-    exp = 10 ** math.floor(math.log10(value))
-    return next(m * exp for m in (1, 1.5, 2, 3, 5, 7.5, 10) if m * exp >= value)
+    exp = 10.0 ** math.floor(math.log10(value))
+    return next(m * exp for m in (1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0) if m * exp >= value)
 
 
 class RangeKeeper:
@@ -122,7 +123,7 @@ class ThroughputPlot(QWidget):
     def __init__(self, live: LiveData, parent: QWidget | None = None, title: str = "Current trial") -> None:
         super().__init__(parent)
         self.live = live
-        self.metric = "throughput"
+        self.metric_name = "throughput"
         self.plot = _new_plot(title)
         item = self.plot.getPlotItem()
         self.legend = add_legend(item, columns=2)
@@ -172,7 +173,7 @@ class ThroughputPlot(QWidget):
 
     def set_metric(self, metric: str) -> None:
         label, units = METRICS[metric]
-        self.metric = metric
+        self.metric_name = metric
         self.ranges.reset()
         self.plot.getPlotItem().setLabel("left", label, units=units)
         summed = metric == "throughput"  # summing latencies would mean nothing
@@ -205,19 +206,19 @@ class ThroughputPlot(QWidget):
                 self.ranges.reset()
                 self._client_max.clear()
             self._stale.update(dict.fromkeys(live.clients))
-            if self.metric == "throughput":
+            if self.metric_name == "throughput":
                 self._draw_sum()
         elif not self._stale:
             return
         for _ in range(min(len(self._stale), self.clients_per_frame if budget is None else budget)):
             name = next(iter(self._stale))
             del self._stale[name]
-            t, y = live.clients[name].series[self.metric].view()
+            t, y = live.clients[name].series[self.metric_name].view()
             self._client_curve(name).setData(t, y, skipFiniteCheck=True)
             self._client_max[name] = (float(t[-1]), float(y.max())) if len(t) else (0.0, 0.0)
         t_max = max((m[0] for m in self._client_max.values()), default=0.0)
         y_max = max((m[1] for m in self._client_max.values()), default=0.0)
-        if self.metric == "throughput" and self._sum_max is not None:
+        if self.metric_name == "throughput" and self._sum_max is not None:
             t_max, y_max = max(t_max, self._sum_max[0]), max(y_max, self._sum_max[1])
         self.ranges.update(t_max, y_max)
 
@@ -273,7 +274,7 @@ class ServerPlot(QWidget):
         styles = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DashLine)
         self.curves = {
             key: fast_curve(item, name=label, pen=pg.mkPen(colour, width=1, style=style))
-            for (key, label), colour, style in zip(self.SERIES, colours, styles)
+            for (key, label), colour, style in zip(self.SERIES, colours, styles, strict=True)
         }
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -323,7 +324,7 @@ class LivePlots(QWidget):
         self.metric_box.currentIndexChanged.connect(
             lambda _i: self.trial.set_metric(str(self.metric_box.currentData())))
         top = QHBoxLayout()
-        top.addWidget(QLabel("&Show:", self, buddy=self.metric_box))
+        top.addWidget(buddy_label("&Show:", self.metric_box, self))
         top.addWidget(self.metric_box)
         top.addStretch(1)
         top.addWidget(self.trial.stability)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from app.paths import log_dir, resolve_db_path
 
+log = logging.getLogger(__name__)
+
 
 def _log_to_file() -> None:
     path = log_dir() / "nfs-tuner.log"
@@ -46,7 +48,7 @@ def run_gui(args: argparse.Namespace) -> int:
     # An exception in a task or callback is a bug like any other: same dialog, same revert.
     loop.set_exception_handler(
         lambda _loop, ctx: window.crash.handle(type(e), e, e.__traceback__)
-        if isinstance(e := ctx.get("exception"), BaseException) else logging.error("%s", ctx.get("message")))
+        if isinstance(e := ctx.get("exception"), BaseException) else log.error("%s", ctx.get("message")))
     window.show()
     loop.call_soon(window.check_leftovers)
     with loop:

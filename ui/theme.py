@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from app.knobs.model import Safety
 
@@ -67,6 +67,13 @@ def apply_app_style(app: QApplication) -> None:
     No application style sheet: with one set, Qt stops passing palette changes on to
     many widgets, and a switch to dark mode at run time would leave white tables."""
     app.setStyle("Fusion")
+
+
+def buddy_label(text: str, buddy: QWidget, parent: QWidget) -> QLabel:
+    """A label whose mnemonic (&X in ``text``) moves the focus to ``buddy``."""
+    label = QLabel(text, parent)
+    label.setBuddy(buddy)
+    return label
 
 
 def emphasize(widget: QWidget) -> None:

@@ -67,7 +67,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 0
     try:
         with _open(args, readonly=True) as store:
-            rows = []
+            rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
                 views, _ = objective_views(store, s.id, telemetry=False)
                 rows.append({"id": s.id, "created": s.created, "date": _date(s.created), "hosts": list(s.hosts),
@@ -84,8 +84,9 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write("no sessions yet\n")
         return 0
     for r in rows:
+        recommended: dict[str, dict[str, Any]] = r["recommended"]
         rec = ", ".join(f"{o} {config_text(v['config'])} {mbps(v['figure_bps'])}"
-                        for o, v in r["recommended"].items() if v["figure_bps"] is not None) or "no results"
+                        for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
         imported = "  (imported)" if r["origin"] else ""
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
                   f"{r['trials']} trial(s)  recommended: {rec}{imported}\n")

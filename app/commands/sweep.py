@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         description="Apply each configuration (journal first, reverted at the end), run the workload on every "
                     "client at once and keep the results in the session database.",
     )  # fmt: skip
-    low, high = DEFAULTS.runs
+    low = DEFAULTS.repetitions
     p.add_argument("--ssh-config", metavar="FILE", help="SSH config that names the hosts (default ~/.ssh/config)")
     p.add_argument("--server", required=True, metavar="HOST", help="the NFS server (SSH name)")
     p.add_argument("--server-address", metavar="ADDR", help="the server's name or address as clients mount it")

@@ -103,7 +103,7 @@ def build_host_facts(host: str, output: str) -> HostFacts:
     md_arrays = merge_md(md.value, md_sys.value)
 
     for parsed in (os_info, uname, cpus, mem, page, nics, block, md, mounts, exports, nfsd, v4, peers, nfs, py, utils):
-        problems.extend(parsed.problems)  # type: ignore[attr-defined]
+        problems.extend(parsed.problems)
     hostname, kernel, arch = uname.value
     is_server = bool(nfsd.value.running or exports.value)
     candidates = client_candidates(peers.value, v4.value) if is_server else ()

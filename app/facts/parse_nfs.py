@@ -107,7 +107,7 @@ def parse_pool_stats(text: str) -> Parsed[tuple[PoolStats, ...]]:
         if any(n is None for n in numbers) or not header:
             problems.append(f"odd pool_stats line: {line[:80]!r}")
             continue
-        values = {name: n for name, n in zip(header[1:], numbers[1:]) if n is not None}
+        values = {name: n for name, n in zip(header[1:], numbers[1:], strict=False) if n is not None}
         pools.append(PoolStats(pool=numbers[0] or 0, values=values))
     return Parsed(tuple(pools), tuple(problems))
 

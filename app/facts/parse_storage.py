@@ -29,7 +29,9 @@ def parse_mdstat(text: str) -> Parsed[tuple[MdArray, ...]]:
             level = words.pop(0)
             if level.startswith("("):  # "(read-only)" / "(auto-read-only)"
                 level = words.pop(0) if words and not _MEMBER.match(words[0]) else ""
-        members, failed, spares = [], [], []
+        members: list[str] = []
+        failed: list[str] = []
+        spares: list[str] = []
         for word in words:
             m = _MEMBER.match(word)
             if not m:

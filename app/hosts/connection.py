@@ -87,9 +87,10 @@ class HostConnection:
         return [str(cfg)] if cfg is not None else ()
 
     async def _options(self) -> asyncssh.SSHClientConnectionOptions:
-        return await asyncssh.SSHClientConnectionOptions.construct(
+        options: asyncssh.SSHClientConnectionOptions = await asyncssh.SSHClientConnectionOptions.construct(
             config=self._config_arg(), host=self.name
         )
+        return options
 
     async def resolve_known_hosts(self) -> KnownHosts:
         """The known_hosts files for this host: the user's (or config's) plus the app's."""
@@ -135,7 +136,7 @@ class HostConnection:
         if self.settings.client_keys is not None:
             kwargs["client_keys"] = [str(p) for p in self.settings.client_keys]
         try:
-            conn = await asyncssh.connect(self.name, **kwargs)  # type: ignore[arg-type]
+            conn = await asyncssh.connect(self.name, **kwargs)
         except asyncssh.HostKeyNotVerifiable as exc:
             if self._key_verdict is not None:
                 raise self._key_verdict from None
@@ -146,7 +147,7 @@ class HostConnection:
             raise HostUnresolvable(self.name, f"{host}: {exc.strerror}") from exc
         except ConnectionRefusedError as exc:
             raise ConnectionRefused(self.name, port) from exc
-        except (asyncio.TimeoutError, TimeoutError) as exc:
+        except TimeoutError as exc:
             raise ConnectTimeout(self.name, port, self.settings.connect_timeout) from exc
         except asyncssh.DisconnectError as exc:
             raise SshError(self.name, exc.reason) from exc
@@ -273,7 +274,7 @@ class HostConnection:
             proc = await self._create(conn, wire)
             try:
                 out, err = await asyncio.wait_for(proc.communicate(stdin), limit)
-            except (asyncio.TimeoutError, TimeoutError) as exc:
+            except TimeoutError as exc:
                 _stop(proc)
                 raise CommandTimeout(self.name, shown, limit) from exc
             except (asyncssh.DisconnectError, asyncssh.ConnectionLost, OSError, BrokenPipeError) as exc:

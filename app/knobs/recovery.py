@@ -85,9 +85,9 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     steps: list[Step]
     if isinstance(target, ExportSyncTarget):
         await target.read(conn)  # learn the export's other options, then set the old mode
-        steps = target.set_steps(entry.old_value)  # type: ignore[arg-type]
+        steps = target.set_steps(entry.old_value)
     else:
-        steps = target.restore_steps(entry.old_value)  # type: ignore[arg-type]
+        steps = target.restore_steps(entry.old_value)
     priv = await conn.privilege()
     for step in steps:
         result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)

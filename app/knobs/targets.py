@@ -191,7 +191,7 @@ class ScratchMount:
         entry = await self.entry(conn)
         if entry is None:
             raise KnobError(f"{self.mount_point} is not mounted on {conn.name}")
-        return entry.dev
+        return str(entry.dev)
 
     def set_steps(self, value: Value) -> list[Step]:
         source = f"{self.server}:{self.export}"

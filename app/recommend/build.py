@@ -67,7 +67,8 @@ def _num(d: Mapping[str, Any], key: str, default: float | None = None) -> float 
 def figures_of(trial: TrialRecord, telemetry: TelemetryDigest) -> TrialFigures | None:
     """The summary's figures (flat, or under "throughput"); None when it has no mean."""
     summary = trial.summary if isinstance(trial.summary, Mapping) else {}
-    fig = summary.get("throughput") if isinstance(summary.get("throughput"), Mapping) else summary
+    nested = summary.get("throughput")
+    fig: Mapping[str, Any] = nested if isinstance(nested, Mapping) else summary
     mean = _num(fig, "mean")
     if mean is None:
         return None
@@ -238,7 +239,7 @@ def recommend(
         if figs is None:
             excluded.append(ExcludedTrial(trial.id, dict(trial.config), trial.state.value, "no summary stored"))
             continue
-        if cache_answered(figs.mean, link, measured=True):  # Ceilings hold measured figures
+        if link is not None and cache_answered(figs.mean, link, measured=True):  # Ceilings hold measured figures
             excluded.append(ExcludedTrial(
                 trial.id, dict(trial.config), trial.state.value,
                 f"{ev.mbps(figs.mean)} is beyond the network ceiling of {ev.mbps(link)}: a cache answered",

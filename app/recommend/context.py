@@ -34,7 +34,7 @@ def stored_ceilings(store: Store, sid: int, server: str | None, clients: Sequenc
     for f in rows:
         if (clients is None or f.host in clients) and f.facts.get("tcp_bps"):
             best[f.host] = max(best.get(f.host, 0.0), float(f.facts["tcp_bps"]))
-    disk = next((f.facts for f in reversed(rows)
+    disk: dict[str, Any] = next((f.facts for f in reversed(rows)
                  if (server is None or f.host == server) and "disk_read_bps" in f.facts), {})  # fmt: skip
     return Ceilings(
         network_per_client_bps=min(best.values()) if best else None,

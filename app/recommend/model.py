@@ -151,7 +151,7 @@ class ObjectiveRecommendation:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return plain(asdict(self))
+        return dict(plain(asdict(self)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,4 +167,4 @@ class SessionRecommendation:
         return next((o for o in self.objectives if o.objective == objective), None)
 
     def to_json(self) -> dict[str, Any]:
-        return plain(asdict(self))
+        return dict(plain(asdict(self)))

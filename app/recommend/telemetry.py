@@ -80,7 +80,8 @@ def digest_arrays(arrays: TelemetryArrays, server: str | None = None) -> Telemet
 
 def digest_mapping(data: Mapping[str, Any]) -> TelemetryDigest:
     """A digest kept in a trial summary ({"cpu_busy": …, "extra": {…}} or flat keys)."""
-    extra = data.get("extra") if isinstance(data.get("extra"), Mapping) else data
+    nested = data.get("extra")
+    extra: Mapping[str, Any] = nested if isinstance(nested, Mapping) else data
 
     def num(m: Mapping[str, Any], key: str) -> float | None:
         v = m.get(key)

@@ -25,6 +25,11 @@ from app.store.states import TrialState
 from app.store.store import Store
 
 
+def _mapping(value: Any, default: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """``value`` when it is a mapping (stored JSON may hold anything), else ``default`` or {}."""
+    return value if isinstance(value, Mapping) else (default if default is not None else {})
+
+
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -56,7 +61,7 @@ def plan_summary(plan: Any) -> str:
     """'rsize ×3, nfsd_threads ×2 · seq_read, seq_write · grid' (or '—')."""
     if not isinstance(plan, Mapping):
         return "—"
-    knobs = plan.get("knobs") if isinstance(plan.get("knobs"), Mapping) else {}
+    knobs = _mapping(plan.get("knobs"))
     parts = [", ".join(f"{k} ×{len(v) if isinstance(v, list) else 1}" for k, v in knobs.items())]
     workloads = plan.get("workloads")
     if isinstance(workloads, list) and workloads:
@@ -100,9 +105,9 @@ class ObjectiveView:
         for i, r in enumerate(data.get("ranking") or []):
             if not isinstance(r, Mapping):
                 continue
-            tp = r.get("throughput") if isinstance(r.get("throughput"), Mapping) else {}
-            su = r.get("sustainable") if isinstance(r.get("sustainable"), Mapping) else tp
-            stab = r.get("stability") if isinstance(r.get("stability"), Mapping) else {}
+            tp = _mapping(r.get("throughput"))
+            su = _mapping(r.get("sustainable"), tp)
+            stab = _mapping(r.get("stability"))
             ranking.append(RankedConfig(
                 rank=int(r.get("rank") or i + 1), config=dict(r.get("config") or {}),
                 trial_ids=tuple(int(t) for t in r.get("trial_ids") or ()), n=int(tp.get("n") or 0),
@@ -252,9 +257,9 @@ def objective_views(
 
 def _key_workload(trials: Sequence[TrialRecord], objective: str, config: Mapping[str, Any]) -> dict[str, Any] | None:
     for t in trials:
-        if objective_of(t.workload) == objective and isinstance(t.workload, dict) and "kind" in t.workload:
-            if all(str(t.config.get(k)) == str(v) for k, v in config.items()):
-                return t.workload
+        if objective_of(t.workload) == objective and isinstance(t.workload, dict) and "kind" in t.workload \
+                and all(str(t.config.get(k)) == str(v) for k, v in config.items()):
+            return t.workload
     return None
 
 

@@ -278,7 +278,7 @@ class _Run:
     async def _drop_caches(self, hosts: Sequence[str]) -> None:
         names = list(dict.fromkeys(hosts))
         results = await asyncio.gather(*(drop_caches(self.runner.pool[h]) for h in names), return_exceptions=True)
-        for host, outcome in zip(names, results, strict=True):
+        for _host, outcome in zip(names, results, strict=True):
             if isinstance(outcome, RunError):
                 self.workers[0]._fail(outcome)
             elif isinstance(outcome, BaseException):

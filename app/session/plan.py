@@ -99,7 +99,7 @@ def parse_knobs(choices: PlanChoices) -> tuple[dict[str, tuple[Value, ...]], dic
 
 def plan_problems(choices: PlanChoices) -> dict[str, str]:
     """Everything wrong with ``choices``, by field; empty when they make a plan."""
-    knobs, problems = parse_knobs(choices)
+    _, problems = parse_knobs(choices)
     if not choices.knobs:
         problems["knobs"] = NO_KNOB
     if not choices.workloads:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 from app.facts.model import (
     ClientCandidate,
@@ -49,30 +50,30 @@ def facts(host: str, index: int) -> HostFacts:
     """What discovery finds on a simulated host, consistent with TODAY."""
     address = f"10.0.0.{10 + index}"
     nic = Nic("eth0", int(TODAY["mtu"]), 1_000 if is_client(host) else 10_000, "up", addresses=(f"{address}/24",))
-    common = dict(host=host, hostname=host, kernel="6.8.0-45-generic", arch="x86_64", nics=(nic,), page_size=4096,
-                  python3=Python3("/usr/bin/python3", "3.12.3"), user="root", privilege="root",
-                  tools={"iperf3": "/usr/bin/iperf3", "ss": "/usr/bin/ss"})  # fmt: skip
+    base = HostFacts(host, hostname=host, kernel="6.8.0-45-generic", arch="x86_64", nics=(nic,), page_size=4096,
+                     python3=Python3("/usr/bin/python3", "3.12.3"), user="root", privilege="root",
+                     tools={"iperf3": "/usr/bin/iperf3", "ss": "/usr/bin/ss"})  # fmt: skip
     if is_client(host):
         mount = NfsMount("/mnt/nfs", f"nfs-server:{EXPORT}", "nfs-server", EXPORT, "nfs4", "0:52",
                          version=str(TODAY["nfsvers"]), rsize=int(TODAY["rsize"]), wsize=int(TODAY["wsize"]),
                          proto="tcp", nconnect=int(TODAY["nconnect"]), read_ahead_kb=int(TODAY["read_ahead_kb"]))  # fmt: skip
-        return HostFacts(**common, os=OsInfo("debian", "Debian GNU/Linux", "12", "Debian GNU/Linux 12 (bookworm)"),
-                         cpu_count=8, mem_total_kb=16 << 20, nfs_mounts=(mount,))  # type: ignore[arg-type]
+        return replace(base, os=OsInfo("debian", "Debian GNU/Linux", "12", "Debian GNU/Linux 12 (bookworm)"),
+                       cpu_count=8, mem_total_kb=16 << 20, nfs_mounts=(mount,))  # fmt: skip
     md = MdArray("md0", "raid6", "active", tuple(f"sd{c}" for c in "bcdefghi"), raid_disks=8, chunk_kb=512,
                  stripe_cache_size=int(TODAY["stripe_cache_size"]))  # fmt: skip
     options = ("rw", str(TODAY["export_sync"]), "no_subtree_check")
-    return HostFacts(
-        **common, os=OsInfo("ubuntu", "Ubuntu", "24.04", "Ubuntu 24.04.1 LTS"), cpu_count=16, mem_total_kb=64 << 20,
+    return replace(
+        base, os=OsInfo("ubuntu", "Ubuntu", "24.04", "Ubuntu 24.04.1 LTS"), cpu_count=16, mem_total_kb=64 << 20,
         md_arrays=(md,), exports=(ExportEntry(EXPORT, "10.0.0.0/24", options),),
         export_filesystems=(ExportFilesystem(EXPORT, EXPORT, "ext4", "/dev/md0", "rw", md_array="md0"),),
         nfsd=NfsdState(running=True, threads=int(TODAY["nfsd_threads"]), versions={"3": True, "4.2": True}),
         client_candidates=tuple(ClientCandidate(f"10.0.0.{11 + i}", f"Linux NFSv4.2 {c}") for i, c in
                                 enumerate(n for n in HOST_NAMES if is_client(n))),
-    )  # type: ignore[arg-type]
+    )
 
 
 def _num(config: Mapping[str, Value], knob: str) -> float:
-    return float(config.get(knob, TODAY[knob]))  # type: ignore[arg-type]
+    return float(config.get(knob, TODAY[knob]))
 
 
 def throughput(config: Mapping[str, Value], workload: str) -> float:

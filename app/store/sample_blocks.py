@@ -123,7 +123,8 @@ class SampleArrays:
     def throughput_bps(self) -> np.ndarray:
         moved = (self.records["bytes_read"] + self.records["bytes_written"]).astype(np.float64)
         iv = self.records["interval"].astype(np.float64)
-        return np.divide(moved, iv, out=np.zeros_like(moved), where=iv > 0)
+        out: np.ndarray = np.divide(moved, iv, out=np.zeros_like(moved), where=iv > 0)
+        return out
 
     def select(self, mask: np.ndarray) -> SampleArrays:
         return SampleArrays(self.trial_id[mask], self.client_index[mask], self.clients, self.records[mask])

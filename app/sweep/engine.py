@@ -130,7 +130,7 @@ class SweepEngine:
         hosts = [self.spec.server, *self.spec.clients]
         if self.session_id is None:
             sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="sweep")
-            plan_id = self.store.save_plan(sid, self.spec.to_json())
+            plan_id: int | None = self.store.save_plan(sid, self.spec.to_json())
             self.measured.record(self.store, sid)
         else:
             sid = self.session_id
@@ -209,7 +209,8 @@ class SweepEngine:
                 try:
                     await self.hosts.revert_leftover(self.store, p.entry)
                 except (KnobError, HostError) as exc:
-                    raise RunError(p.entry.host, f"the interrupted run's {p.entry.knob} could not be put back: {exc}")
+                    raise RunError(p.entry.host,
+                                   f"the interrupted run's {p.entry.knob} could not be put back: {exc}") from exc
 
     async def _measure_ceilings(self, sid: int) -> None:
         if self.spec.measure_ceilings:
@@ -337,7 +338,7 @@ class SweepEngine:
         state, reason, value = TrialState.BROKEN, "", None
         try:
             try:
-                applying = await applier.apply(config)
+                applying = await applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
                 summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
             except (KnobError, HostError) as exc:
                 raise RunError("", f"applying the configuration failed: {exc}") from exc

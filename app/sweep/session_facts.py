@@ -43,7 +43,7 @@ class Measured:
 async def snapshot_hosts(store: Store, hosts: HostSide, sid: int, spec: SweepSpec) -> None:
     if any(f.role in ("server", "client") for f in store.host_facts(sid)):
         return
-    roles = {spec.server: "server", **{c: "client" for c in spec.clients}}
+    roles = {spec.server: "server", **dict.fromkeys(spec.clients, "client")}
 
     async def one(name: str) -> None:
         try:

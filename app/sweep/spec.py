@@ -60,7 +60,7 @@ class SweepSpec:
             if knob not in SPECS:
                 raise ValueError(f"unknown knob {knob!r}; known: {', '.join(SPECS)}")
             for v in values:
-                if problem := SPECS[knob].validity.problem(v):
+                if problem := SPECS[knob].validity.problem(v if isinstance(v, int | str) else str(v)):
                     raise ValueError(f"{knob}: {problem}")
         if "async" in [str(v) for v in self.plan.knobs.get("export_sync", ())] and not self.async_opt_in:
             raise ValueError("export_sync=async may lose acknowledged writes on a server crash: "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -11,7 +11,7 @@ import pytest
 
 from app.hosts import HostPool, SshSettings
 from app.knobs.changes import ChangeJournal
-from app.knobs.model import InvalidValue, KnobError, ReadOnlyHost
+from app.knobs.model import InvalidValue, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
 from app.knobs.targets import ABSENT, ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, readahead, stripe_cache
 from app.store import JournalState, Store

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import stat
 import sys
 from pathlib import Path

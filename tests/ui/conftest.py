@@ -51,8 +51,8 @@ def session(qtbot, loop: QEventLoop, tmp_path: Path) -> Iterator[TuningSession]:
     s = TuningSession(Store(tmp_path / "s.db"), SimulatedHosts(speed=200.0), log_path=tmp_path / "nfs-tuner.log")
     yield s
     if s.running:  # a test left a run going: end it as closing the window would, every change put back
-        asyncio.ensure_future(s.cancel_and_revert())
-        qtbot.waitUntil(lambda: not s.running, timeout=10_000)
+        ending = asyncio.ensure_future(s.cancel_and_revert())
+        qtbot.waitUntil(ending.done, timeout=10_000)
     s.store.close()
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox, QWizard
 
-from app.session import Role, TuningSession
+from app.session import Role
 from app.simulated import SimulatedHosts
 from app.store import JournalState, SessionState
 from ui.main_window import MainWindow

@@ -107,7 +107,7 @@ def test_cancel_puts_everything_back_and_a_resume_completes(store: Store) -> Non
 def test_keys_and_unreachable_hosts_are_said_in_words(store: Store) -> None:
     async def go() -> None:
         session = TuningSession(store, SimulatedHosts(speed=400.0))
-        with pytest.raises(SessionError, match="not known yet.*--trust-new-keys"):
+        with pytest.raises(SessionError, match=r"not known yet.*--trust-new-keys"):
             await session.connect("nfs-server", Role.SERVER)
 
         async def no(host: str, key: object) -> bool:

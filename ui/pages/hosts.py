@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.facts.model import HostFacts
 from app.session import Role, SessionError, UnknownHostKey
 from ui.async_tasks import dialog_result, spawn
+from ui.theme import buddy_label
 from ui.pages.base import Page
 from ui.trust_dialog import TrustDialog
 
@@ -118,7 +119,7 @@ class HostsPage(Page):
 
         add_box = QGroupBox("Add a host", self)
         grid = QGridLayout(add_box)
-        grid.addWidget(QLabel("&Name:", self, buddy=self.name_edit), 0, 0)
+        grid.addWidget(buddy_label("&Name:", self.name_edit, self), 0, 0)
         grid.addWidget(self.name_edit, 0, 1, 1, 2)
         grid.addWidget(self.role_box, 1, 1)
         grid.addWidget(self.add_button, 1, 2)
@@ -250,7 +251,8 @@ class HostsPage(Page):
 
     def _selected(self) -> str | None:
         items = self.table.selectedItems()
-        return self.table.item(items[0].row(), 0).text() if items else None
+        name = self.table.item(items[0].row(), 0) if items else None
+        return name.text() if name is not None else None
 
     def _retest_selected(self) -> None:
         name = self._selected()

@@ -29,7 +29,7 @@ from app.knobs.model import Safety
 from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
 from app.session.service import DEFAULT_BASELINE_WORKLOADS
 from ui.pages.base import Page, duration
-from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, emphasize
+from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
 ASYNC_WARNING = (
@@ -98,8 +98,9 @@ class PlanPage(Page):
             hl.setContentsMargins(6, 0, 0, 0)
             hl.addWidget(check)
             self.table.setCellWidget(row, 0, holder)
-            self.table.setItem(row, 1, QTableWidgetItem(title))
-            self.table.item(row, 1).setToolTip(f"{knob.name}: {knob.spec.safety_note}")
+            name_item = QTableWidgetItem(title)
+            name_item.setToolTip(f"{knob.name}: {knob.spec.safety_note}")
+            self.table.setItem(row, 1, name_item)
             self.table.setItem(row, 2, QTableWidgetItem(knob.spec.scope.value))
             self.table.setItem(row, 3, QTableWidgetItem(knob.current))
             self.table.setCellWidget(row, 4, edit)
@@ -153,8 +154,8 @@ class PlanPage(Page):
         wl_box = QGroupBox("&Workloads", self)
         QVBoxLayout(wl_box).addWidget(self.workload_list)
         form.addRow(wl_box)
-        form.addRow(QLabel("S&trategy:", self, buddy=self.strategy_box), self.strategy_box)
-        form.addRow(QLabel("&Repetitions:", self, buddy=self.reps), self.reps)
+        form.addRow(buddy_label("S&trategy:", self.strategy_box, self), self.strategy_box)
+        form.addRow(buddy_label("&Repetitions:", self.reps, self), self.reps)
         form.addRow(self.estimate)
         body = QHBoxLayout()
         knobs_col = QVBoxLayout()
@@ -171,7 +172,7 @@ class PlanPage(Page):
         # today's values are known once the hosts are connected
         for row, knob in enumerate(self.session.knobs()):
             self.knobs[row] = knob
-            self.table.item(row, 3).setText(knob.current)
+            self.table.setItem(row, 3, QTableWidgetItem(knob.current))
         measured = set(self.state.baseline.today) if self.state.baseline else set()
         measured = measured or set(DEFAULT_BASELINE_WORKLOADS)
         self.workload_list.blockSignals(True)

@@ -21,6 +21,7 @@ from app.recommend.evidence import config_text, pct
 from app.report import KnobEffect, ObjectiveView, SessionData, knob_effects
 from app.report.formatting import ci_text
 from ui import theme
+from ui.theme import buddy_label
 from ui.pages.base import Page
 from ui.review.dialogs import Dialogs
 from ui.review.snippets_view import SnippetPane
@@ -43,7 +44,7 @@ class KnobChart(QWidget):
         self.plot.getPlotItem().setMenuEnabled(False)
         theme.style_plot(self.plot)
         top = QHBoxLayout()
-        top.addWidget(QLabel("&Knob:", self, buddy=self.box))
+        top.addWidget(buddy_label("&Knob:", self.box, self))
         top.addWidget(self.box, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -100,7 +101,7 @@ class ResultsPage(Page):
         rec_box = QGroupBox("Recommendation", self)
         rec_layout = QVBoxLayout(rec_box)
         row = QHBoxLayout()
-        row.addWidget(QLabel("&Objective:", self, buddy=self.objective))
+        row.addWidget(buddy_label("&Objective:", self.objective, self))
         row.addWidget(self.objective, 1)
         rec_layout.addLayout(row)
         rec_layout.addWidget(self.recommendation)

@@ -74,12 +74,12 @@ class ResultsView(QScrollArea):
         for box in self.boxes:
             layout.addWidget(box)
         if data.excluded:
-            box = QGroupBox("Excluded trials", inner)
-            v = QVBoxLayout(box)
-            self.excluded = make_table(("Trial", "Configuration", "State", "Reason"), box, name="excluded trials")
+            excluded_box = QGroupBox("Excluded trials", inner)
+            v = QVBoxLayout(excluded_box)
+            self.excluded = make_table(("Trial", "Configuration", "State", "Reason"), excluded_box, name="excluded trials")
             fill_table(self.excluded, [(f"#{e.get('trial_id')}", config_text(dict(e.get("config") or {})),
                                         e.get("state", ""), e.get("reason", "")) for e in data.excluded])
             v.addWidget(self.excluded)
-            layout.addWidget(box)
+            layout.addWidget(excluded_box)
         layout.addStretch(1)
         self.setWidget(inner)

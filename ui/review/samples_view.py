@@ -93,7 +93,7 @@ class SamplesView(QWidget):
             curve.setDownsampling(auto=True, method="peak")
             curve.setClipToView(True)
             curve.setSkipFiniteCheck(True)
-        for tid, (a, _b) in self.timeline.spans.items():
+        for a, _b in self.timeline.spans.values():
             item.addItem(pg.InfiniteLine(a, angle=90, pen=pg.mkPen((128, 128, 128, 90), width=1)))
         item.enableAutoRange()
 

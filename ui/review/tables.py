@@ -39,4 +39,4 @@ def fill_table(table: QTableWidget, rows: Iterable[Sequence[Any]], numeric: Iter
 
 
 def cell_texts(table: QTableWidget, column: int) -> list[str]:
-    return [table.item(r, column).text() if table.item(r, column) else "" for r in range(table.rowCount())]
+    return [item.text() if (item := table.item(r, column)) is not None else "" for r in range(table.rowCount())]

@@ -132,7 +132,8 @@ class ReviewWindow(QMainWindow):
 
     # -- actions ----------------------------------------------------------------
 
-    def _action(self, text: str, slot: object, shortcut: QKeySequence | str | None = None) -> QAction:
+    def _action(self, text: str, slot: object,
+                shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
         action = QAction(text, self)
         action.triggered.connect(lambda _checked=False: slot())  # type: ignore[operator]
         if shortcut is not None:
@@ -353,7 +354,7 @@ class ReviewWindow(QMainWindow):
         self.statusBar().showMessage(f"Imported {len(ids)} session(s) from {src}")
         return ids
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.store is not None:
             self.store.close()
             self.store = None
