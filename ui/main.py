@@ -28,19 +28,13 @@ def run_gui(args: argparse.Namespace) -> int:
         print(f"nfs-tuner: --ssh-config {ssh_config}: no such file; give the SSH config your hosts are in",
               file=sys.stderr)  # fmt: skip
         return 2
-    from PySide6.QtWidgets import QApplication
     from qasync import QEventLoop
 
     from ui.main_window import MainWindow
-    from ui.theme import apply_app_style
+    from ui.theme import application
 
     _log_to_file()
-    qapp = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(qapp, QApplication)
-    qapp.setApplicationName("nfs-tuner")
-    qapp.setOrganizationName("nfs-tuner")
-    qapp.setDesktopFileName("io.github.nfs_tuner.NfsTuner")
-    apply_app_style(qapp)
+    qapp = application()
     loop = QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     window = MainWindow(db_path=resolve_db_path(args.db), ssh_config=ssh_config)

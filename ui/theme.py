@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
@@ -59,6 +61,17 @@ def client_colour(index: int, count: int) -> QColor:
 def mix(a: QColor, b: QColor, f: float) -> QColor:
     return QColor(int(a.red() * (1 - f) + b.red() * f), int(a.green() * (1 - f) + b.green() * f),
                   int(a.blue() * (1 - f) + b.blue() * f))
+
+
+def application() -> QApplication:
+    """The one QApplication, named for settings and the desktop, in the app's style."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("nfs-tuner")
+    app.setOrganizationName("nfs-tuner")
+    app.setDesktopFileName("io.github.nfs_tuner.NfsTuner")
+    apply_app_style(app)
+    return app
 
 
 def apply_app_style(app: QApplication) -> None:

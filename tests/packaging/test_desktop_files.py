@@ -52,7 +52,7 @@ def test_metainfo_validates() -> None:
 def test_ids_agree_across_code_ui_and_data() -> None:
     assert CODE_APP_ID == APP_ID
     # Qt maps windows to the desktop entry by this name (Wayland app_id, taskbar icon).
-    assert f'setDesktopFileName("{APP_ID}")' in (REPO / "ui" / "main.py").read_text(encoding="utf-8")
+    assert f'setDesktopFileName("{APP_ID}")' in (REPO / "ui" / "theme.py").read_text(encoding="utf-8")
     entry = _desktop_entry(DESKTOP)
     assert entry["Icon"] == APP_ID
     root = ET.parse(METAINFO).getroot()

@@ -8,7 +8,6 @@ too-new file only produces a message and stays byte for byte as it was.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
@@ -44,16 +43,9 @@ def open_review_window(review: str, db_path: Path, *, dialogs: Dialogs | None = 
 
 def run_review(args: argparse.Namespace) -> int:
     """``nfs-tuner --review [FILE]``: the browser alone, no asyncio loop (it makes no connection)."""
-    from PySide6.QtWidgets import QApplication
+    from ui.theme import application
 
-    from ui.theme import apply_app_style
-
-    qapp = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(qapp, QApplication)
-    qapp.setApplicationName("nfs-tuner")
-    qapp.setOrganizationName("nfs-tuner")
-    qapp.setDesktopFileName("io.github.nfs_tuner.NfsTuner")
-    apply_app_style(qapp)
+    qapp = application()
     window = open_review_window(args.review or "", resolve_db_path(args.db))
     window.show()
     return int(qapp.exec())
