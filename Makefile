@@ -46,7 +46,7 @@ lab-status: $(STAMP)
 lab-mtu: $(STAMP)
 	$(PY) -m tests.lab mtu $(MTU)
 
-# The README's pictures: every wizard page (demo core, Xvfb), the review window and the HTML report.
+# The README's pictures: every wizard page (the demo's simulated hosts, Xvfb), the review window and the HTML report.
 screenshots: $(STAMP)
 	xvfb-run -a -s "-screen 0 1280x800x24" $(PY) -m ui.screenshots docs/screenshots
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot docs/screenshots

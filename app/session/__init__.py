@@ -7,17 +7,9 @@ core's types the faces meet through this layer, exported here with it.
 from app.hosts import UnknownHostKey
 from app.knobs.recovery import Pending
 from app.session.plan import STRATEGY_TEXT, PlanChoices, PlanError, Where, build_spec, plan_problems
-from app.session.service import (
-    WORKLOADS,
-    Baseline,
-    Ceiling,
-    ConfirmKey,
-    KnobChoice,
-    Role,
-    SessionError,
-    TuningSession,
-    WorkloadChoice,
-)
+from app.session.baseline import Baseline, Ceiling
+from app.session.choices import WORKLOADS, KnobChoice, WorkloadChoice
+from app.session.service import ConfirmKey, Role, SessionError, TuningSession
 
 __all__ = [
     "STRATEGY_TEXT",

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import statistics
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,14 @@ from app.events import EventBus, Level, Message
 from app.facts.model import HostFacts
 from app.hosts import HostError, UnknownHostKey
 from app.knobs import recovery
-from app.knobs.catalog import SPECS
-from app.knobs.model import KnobError, KnobSpec, Safety
+from app.knobs.model import KnobError
 from app.knobs.recovery import Pending
-from app.knobs.values import BadValue, format_value, format_values, parse_value
 from app.paths import log_dir
 from app.report.session_data import SessionData, load_session_data
-from app.runner import ClientWork, RunError
+from app.runner import RunError
 from app.session import topology
+from app.session.baseline import Baseline, measure_baseline
+from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
 from app.store import Store
 from app.store.records import JournalEntry
@@ -39,10 +38,8 @@ from app.sweep.engine import SweepEngine
 from app.sweep.events import SweepFinished
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
-from app.sweep.spec import MOUNT_KNOBS, SWEEPABLE, SweepSpec
+from app.sweep.spec import SweepSpec
 from experiments.estimate import DurationEstimate, estimate_duration
-from experiments.plan import Plan
-from experiments.workloads import MIB
 
 log = logging.getLogger(__name__)
 
@@ -58,62 +55,6 @@ class SessionError(Exception):
 
 ConfirmKey = Callable[[str, UnknownHostKey], Awaitable[bool]]  # (host as named, its key) -> trusted?
 HOST_TROUBLE = (HostError, RunError, KnobError)
-
-
-@dataclass(frozen=True, slots=True)
-class KnobChoice:
-    """A knob as the Plan page offers it: the catalog's spec and today's value."""
-
-    spec: KnobSpec
-    current: str  # today's value as parse_value reads it, or "unknown"
-    suggested: str  # the values offered by default, as typed
-    on_test_mount: bool  # applied on nfs-tuner's own test mount (a fresh mount per trial)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def needs_opt_in(self) -> bool:
-        """Swept only when the admin opted in (async exports may lose data)."""
-        return self.spec.safety is Safety.DATA_RISK
-
-    @property
-    def on_by_default(self) -> bool:
-        return self.spec.safety not in (Safety.DATA_RISK, Safety.CONNECTIVITY)
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadChoice:
-    kind: str
-    label: str
-    description: str
-
-
-WORKLOADS: tuple[WorkloadChoice, ...] = tuple(w for w in (
-    WorkloadChoice("seq_write", "sequential write", "1 MiB writes, one file per client"),
-    WorkloadChoice("seq_read", "sequential read", "1 MiB reads, caches dropped first"),
-    WorkloadChoice("rewrite", "rewrite", "1 MiB overwrites of an existing file"),
-    WorkloadChoice("rand_read", "random 4 KiB read", "4 KiB reads at random offsets"),
-    WorkloadChoice("rand_write", "random 4 KiB write", "4 KiB writes at random offsets"),
-    WorkloadChoice("mixed", "random read/write mix", "4 KiB, 70 % reads"),
-    WorkloadChoice("small_files", "small files", "create, write, fsync, stat small files"),
-    WorkloadChoice("tree", "directory tree", "build and walk a tree of small files"),
-    WorkloadChoice("dir_scaling", "large directories", "many entries in one directory"),
-) if w.kind in SWEEPABLE)  # fmt: skip
-DEFAULT_BASELINE_WORKLOADS = ("seq_write", "seq_read")
-
-
-@dataclass(frozen=True, slots=True)
-class Ceiling:
-    what: str  # "network client1 → nfs-server (iperf3)", "nfs-server disk, sequential read"
-    bps: float
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    ceilings: tuple[Ceiling, ...]
-    today: dict[str, float]  # workload kind -> throughput with today's configuration
 
 
 class TuningSession:
@@ -133,7 +74,6 @@ class TuningSession:
         self._ceilings: list[tuple[str, dict[str, Any]]] = []  # measured on the Baseline page, for the session
         self._engine: SweepEngine | None = None
         self._task: asyncio.Task[int] | None = None
-        self._baseline_ids = 0
 
     @property
     def simulated(self) -> bool:
@@ -215,16 +155,7 @@ class TuningSession:
         return topology.current_values(server, self._client_facts(), self.export()) if server is not None else {}
 
     def knobs(self) -> list[KnobChoice]:
-        current = self.current_values()
-        out = []
-        for spec in SPECS.values():
-            today = current.get(spec.name, "unknown")
-            try:
-                today = format_value(spec.name, parse_value(spec.name, today))
-            except BadValue:
-                pass
-            out.append(KnobChoice(spec, today, format_values(spec.name, spec.default_sweep), spec.name in MOUNT_KNOBS))
-        return out
+        return knob_choices(self.current_values())
 
     def choices(self, **chosen: Any) -> PlanChoices:
         """What a face chose (PlanChoices' fields), the rest from ``plan_defaults``."""
@@ -244,49 +175,12 @@ class TuningSession:
     async def baseline(self, workloads: Sequence[str]) -> Baseline:
         """The ceilings (TCP per client, the server's disk) and today's figure per workload."""
         where = self.where()
-        file_size = self.plan_defaults.file_size
-        ceilings: list[Ceiling] = []
-        measured: list[tuple[str, dict[str, Any]]] = []
         try:
-            for c in where.clients:
-                tcp = await self.hosts.tcp_ceiling(where.server, c, where.server_address or where.server,
-                                                   duration_s=self.ceiling_s)  # fmt: skip
-                ceilings.append(Ceiling(f"network {c} → {where.server} ({tcp.tool})", tcp.bps))
-                measured.append((c, {"tcp_bps": tcp.bps, "tool": tcp.tool}))
-            disk = await self.hosts.disk_ceiling(where.server, where.export, file_size=min(file_size, 256 * MIB))
-            ceilings += [Ceiling(f"{where.server} disk, sequential read", disk.read_bps),
-                         Ceiling(f"{where.server} disk, sequential write", disk.write_bps)]  # fmt: skip
-            measured.append((where.server, {"disk_read_bps": disk.read_bps, "disk_write_bps": disk.write_bps,
-                                            "cache_mode": disk.cache_mode}))  # fmt: skip
-            self._ceilings = measured
-            today = {w: await self._measure_today(where, w) for w in workloads}
+            result, self._ceilings = await measure_baseline(self.hosts, self.bus, where, self.facts, workloads,
+                                                            self.plan_defaults, self.ceiling_s)  # fmt: skip
         except HOST_TROUBLE as exc:
             raise self._trouble(where.server, exc) from exc
-        return Baseline(tuple(ceilings), {w: v for w, v in today.items() if v is not None})
-
-    async def _measure_today(self, where: Where, workload: str) -> float | None:
-        """Today's configuration: the workload on the clients' own mounts of the export."""
-        work = [ClientWork(c, mounts[0].mount_point) for c in where.clients
-                if (mounts := topology.own_mounts(self.facts[c], where.export))]  # fmt: skip
-        if not work:
-            self.bus.publish(Message(Level.WARNING, "Today's configuration was not measured",
-                                     "no client mounts the export now; the sweep measures on its own mounts"))
-            return None
-        defaults = self.plan_defaults
-        t = defaults.timing()
-        spec = SweepSpec(where.server, where.clients, where.export, Plan({}, (workload,), timing=t),
-                         file_size=defaults.file_size)  # fmt: skip
-        self._baseline_ids -= 1  # baseline samples are not trials: negative ids, never stored
-        result = await self.hosts.runner(self.bus, {}).run(
-            self._baseline_ids, spec.workload(workload), work, drop_caches_on=[where.server, *where.clients],
-            monitor=lambda s: s.t >= t.warmup_s + t.min_measure_s, max_s=t.warmup_s + t.max_measure_s + 5.0,
-        )  # fmt: skip
-        kept = [s.throughput_bps for s in result.totals if s.t > t.warmup_s]
-        if result.error is not None or not kept:
-            self.bus.publish(Message(Level.WARNING, f"Today's {workload} could not be measured",
-                                     str(result.error or "no samples after the warm-up")))
-            return None
-        return statistics.fmean(kept)
+        return result
 
     # --- the run -------------------------------------------------------------------------
     @property

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import WORKLOADS, Baseline, SessionError
-from app.session.service import DEFAULT_BASELINE_WORKLOADS
+from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from ui.async_tasks import spawn
 from ui.live_plot import ThroughputPlot
 from ui.pages.base import Page, mb_s

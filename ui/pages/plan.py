@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.knobs.model import Safety
 from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
-from app.session.service import DEFAULT_BASELINE_WORKLOADS
+from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from ui.pages.base import Page, duration
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 

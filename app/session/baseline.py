@@ -1,0 +1,82 @@
+"""What the hardware can do and what today's configuration gets, before any knob is changed.
+
+The ceilings measured here are handed to the run (``Measured``), so the session keeps them
+and nothing is measured twice; today's figures run on the clients' own mounts.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.events import EventBus, Level, Message
+from app.facts.model import HostFacts
+from app.runner import ClientWork
+from app.session import topology
+from app.session.plan import PlanChoices, Where
+from app.sweep.host_side import HostSide
+from app.sweep.spec import SweepSpec
+from experiments.plan import Plan
+from experiments.workloads import MIB
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    what: str  # "network client1 → nfs-server (iperf3)", "nfs-server disk, sequential read"
+    bps: float
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    ceilings: tuple[Ceiling, ...]
+    today: dict[str, float]  # workload kind -> throughput with today's configuration
+
+
+async def measure_baseline(hosts: HostSide, bus: EventBus, where: Where, facts: Mapping[str, HostFacts],
+                           workloads: Sequence[str], defaults: PlanChoices,
+                           ceiling_s: float) -> tuple[Baseline, list[tuple[str, dict[str, Any]]]]:  # fmt: skip
+    """(what to show, the ceilings as the session stores them)."""
+    ceilings: list[Ceiling] = []
+    measured: list[tuple[str, dict[str, Any]]] = []
+    for c in where.clients:
+        tcp = await hosts.tcp_ceiling(where.server, c, where.server_address or where.server, duration_s=ceiling_s)
+        ceilings.append(Ceiling(f"network {c} → {where.server} ({tcp.tool})", tcp.bps))
+        measured.append((c, {"tcp_bps": tcp.bps, "tool": tcp.tool}))
+    disk = await hosts.disk_ceiling(where.server, where.export, file_size=min(defaults.file_size, 256 * MIB))
+    ceilings += [Ceiling(f"{where.server} disk, sequential read", disk.read_bps),
+                 Ceiling(f"{where.server} disk, sequential write", disk.write_bps)]  # fmt: skip
+    measured.append((where.server, {"disk_read_bps": disk.read_bps, "disk_write_bps": disk.write_bps,
+                                    "cache_mode": disk.cache_mode}))  # fmt: skip
+    today = {}
+    for i, w in enumerate(workloads):
+        today[w] = await _measure_today(hosts, bus, where, facts, w, defaults, trial_id=-1 - i)
+    return Baseline(tuple(ceilings), {w: v for w, v in today.items() if v is not None}), measured
+
+
+async def _measure_today(hosts: HostSide, bus: EventBus, where: Where, facts: Mapping[str, HostFacts], workload: str,
+                         defaults: PlanChoices, trial_id: int) -> float | None:  # fmt: skip
+    """Today's configuration: the workload on the clients' own mounts of the export.
+
+    ``trial_id`` is negative: baseline samples are shown live, never stored as a trial's.
+    """
+    work = [ClientWork(c, mounts[0].mount_point) for c in where.clients
+            if (mounts := topology.own_mounts(facts[c], where.export))]  # fmt: skip
+    if not work:
+        bus.publish(Message(Level.WARNING, "Today's configuration was not measured",
+                            "no client mounts the export now; the sweep measures on its own mounts"))
+        return None
+    t = defaults.timing()
+    spec = SweepSpec(where.server, where.clients, where.export, Plan({}, (workload,), timing=t),
+                     file_size=defaults.file_size)  # fmt: skip
+    result = await hosts.runner(bus, {}).run(
+        trial_id, spec.workload(workload), work, drop_caches_on=[where.server, *where.clients],
+        monitor=lambda s: s.t >= t.warmup_s + t.min_measure_s, max_s=t.warmup_s + t.max_measure_s + 5.0,
+    )  # fmt: skip
+    kept = [s.throughput_bps for s in result.totals if s.t > t.warmup_s]
+    if result.error is not None or not kept:
+        bus.publish(Message(Level.WARNING, f"Today's {workload} could not be measured",
+                            str(result.error or "no samples after the warm-up")))
+        return None
+    return statistics.fmean(kept)
