@@ -43,9 +43,9 @@ async def until(predicate: Callable[[], bool], timeout: float = 120.0) -> None:
 
 
 async def settle(seconds: float = 0.3) -> None:
-    """Let layouts, plots and the frame timer catch up before grabbing."""
+    """Let layouts, plots and the frame timer catch up before grabbing (the loop runs Qt's events;
+    processEvents() here would run the engine's task inside this one)."""
     await asyncio.sleep(seconds)
-    QApplication.processEvents()
 
 
 def dark_palette() -> QPalette:

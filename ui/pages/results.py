@@ -141,9 +141,10 @@ class ResultsPage(Page):
         self.objective.clear()
         self.objective.addItems([o.objective for o in data.objectives])
         self.objective.blockSignals(False)
+        # the objective's warnings stand with its evidence, each snippet's with the snippet
         not_ranked = [f"Not ranked: {config_text(dict(e.get('config') or {}))}: {e.get('reason', '')}"
                       for e in data.excluded]  # fmt: skip
-        notes = [*data.notes, *data.safety_notes, *not_ranked, *(g.error for g in data.snippet_groups if g.error)]
+        notes = [*data.notes, *not_ranked, *(g.error for g in data.snippet_groups if g.error)]
         self.safety.setText("<br>".join(f"⚠ {html.escape(n)}" for n in notes))
         self._show_objective()
 
