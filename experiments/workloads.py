@@ -22,7 +22,13 @@ class Objective(StrEnum):
     SEQ_READ = "seq_read"
     SEQ_WRITE = "seq_write"
     SMALL_FILES = "small_files"
+    TREE = "tree"  # untar, find, remove: judged by operations per second, with each phase's time
+    DIR_SCALING = "dir_scaling"  # creates in one growing directory
     MIXED = "mixed"
+
+
+# Objectives judged by file operations per second over whole phases, not bytes per second.
+OPS_OBJECTIVES = frozenset({Objective.SMALL_FILES.value, Objective.TREE.value, Objective.DIR_SCALING.value})
 
 
 class CacheMode(StrEnum):
@@ -219,7 +225,7 @@ class Tree(WorkloadSpec):
     """Extract a synthetic kernel-like tree, find/stat it, remove it; each phase timed."""
 
     kind: ClassVar[str] = "tree"
-    objective: ClassVar[Objective | None] = Objective.SMALL_FILES
+    objective: ClassVar[Objective | None] = Objective.TREE
     files: int = 10000
     seed: int = 1
 
@@ -233,7 +239,7 @@ class DirScaling(WorkloadSpec):
     """Create files in one directory up to `count`; samples carry the count (rate vs size)."""
 
     kind: ClassVar[str] = "dir_scaling"
-    objective: ClassVar[Objective | None] = Objective.SMALL_FILES
+    objective: ClassVar[Objective | None] = Objective.DIR_SCALING
     count: int = 100_000
     file_size: int = 0
     fsync: bool = False

@@ -10,12 +10,15 @@ from typing import Any
 
 from app.recommend import evidence as ev
 from app.recommend.ceilings import cache_answered, ceiling_share
+from app.recommend.choice import MIN_RUNS, Choice, choose
 from app.recommend.model import (
+    CeilingShare,
     Ceilings,
     ConfigResult,
     ExcludedTrial,
     Gain,
     Interval,
+    Layer,
     ObjectiveRecommendation,
     SessionRecommendation,
     Stability,
@@ -24,6 +27,7 @@ from app.recommend.model import (
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
+from app.recommend.units import BYTES, figure_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
@@ -115,9 +119,9 @@ def gain_of(base: Sequence[TrialFigures], best: Sequence[TrialFigures], confiden
 
 
 def _matches(config: Mapping[str, Any], baseline: Mapping[str, Any]) -> bool:
-    # plans may hold "8" where trials hold 8: compare as text
-    keys = [k for k in baseline if k in config]
-    return bool(keys) and all(str(config[k]) == str(baseline[k]) for k in keys)
+    # plans may hold "8" where trials hold 8: compare as text; every knob the trial set must agree
+    keys = [k for k in config if k in baseline]
+    return bool(keys) and len(keys) == len(config) and all(str(config[k]) == str(baseline[k]) for k in keys)
 
 
 def _is_async(config: Mapping[str, Any]) -> bool:
@@ -127,12 +131,20 @@ def _is_async(config: Mapping[str, Any]) -> bool:
 def _find_baseline(
     groups: Mapping[str, list[TrialFigures]], baseline: Mapping[str, Any] | None
 ) -> str | None:
+    """The configuration the hosts had; None when it was known but not measured.
+
+    Only a session that recorded no baseline at all (older ones) falls back to what ran
+    first: a sweep starts from the current configuration.
+    """
     if baseline:
-        hits = [k for k, figs in groups.items() if _matches(figs[0].config, baseline)]
-        if hits:  # the most specific match: the one agreeing on the most knobs
-            return max(hits, key=lambda k: sum(1 for b in baseline if b in groups[k][0].config))
-    # else: what ran first is what the hosts had (sweeps start from the current config)
+        return next((k for k, figs in groups.items() if _matches(figs[0].config, baseline)), None)
     return min(groups, key=lambda k: min(f.order for f in groups[k])) if groups else None
+
+
+def _close(a: ConfigResult, b: ConfigResult, figs: Mapping[str, list[TrialFigures]], confidence: float) -> bool:
+    """Whether b's figure is within the noise of a's (Welch on the sustained figures)."""
+    c = compare(sustained(figs[config_key(a.config)]), sustained(figs[config_key(b.config)]), confidence)
+    return not c.beyond_noise
 
 
 def recommend_objective(
@@ -144,7 +156,8 @@ def recommend_objective(
     baseline: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
 ) -> ObjectiveRecommendation | None:
-    """The recommendation for one objective from its ok trials' figures."""
+    """The recommendation for one objective from its ok trials' figures (the rule: app.recommend.choice)."""
+    unit = unit_of(objective)
     groups: dict[str, list[TrialFigures]] = {}
     for f in figures:
         groups.setdefault(config_key(f.config), []).append(f)
@@ -157,13 +170,17 @@ def recommend_objective(
     results = {k: config_result(g, confidence) for k, g in candidates.items()}
     ranking = rank(list(results.values()))
     best = ranking[0]
-    best_key = config_key(best.config)
     by_key = {config_key(r.config): r for r in ranking}
     base_key = _find_baseline(candidates, baseline)
     base = by_key.get(base_key) if base_key else None
-    gain = gain_of(candidates[base_key], candidates[best_key], confidence) if base_key else None
-    changed = base is None or (best_key != base_key and gain is not None and gain.beyond_noise and gain.diff > 0)
-    chosen = best if changed or base is None else base
+    verdict = choose({k: sustained(g) for k, g in candidates.items()}, list(by_key), base_key, confidence)
+    chosen_key = verdict.chosen or base_key or config_key(best.config)
+    chosen = by_key[chosen_key]
+    changed = chosen_key != base_key
+    # the gain shown: of the change made, or, when the baseline stays, of the best that did not make it
+    contender = chosen if changed else best
+    gain = _gain(candidates, base_key, config_key(contender.config), verdict, confidence) if base_key else None
+    runner_up = _runner_up(ranking, chosen, base_key, verdict, candidates, confidence)
 
     best_sync: ConfigResult | None = None
     async_gain: Gain | None = None
@@ -171,33 +188,82 @@ def recommend_objective(
         sync = [r for r in ranking if not _is_async(r.config)]
         if sync:
             best_sync = sync[0]
-            async_gain = gain_of(candidates[config_key(best_sync.config)], candidates[best_key], confidence)
+            async_gain = gain_of(candidates[config_key(best_sync.config)], candidates[chosen_key], confidence)
         warnings.append(ev.ASYNC_RISK)
 
     tel = {k: combine([f.telemetry for f in g]) for k, g in candidates.items()}
-    chosen_tel = tel.get(config_key(chosen.config))
+    chosen_tel = tel.get(chosen_key)
     base_tel = tel.get(base_key) if base_key else None
-    share = ceiling_share(objective, chosen.throughput.mean, ceilings, chosen_tel)
-    lines = [ev.headline(objective, best), ev.versus_baseline(best, base, gain, changed)]
+    share = ceiling_share(objective, chosen.throughput.mean, ceilings, chosen_tel) if unit == BYTES \
+        else CeilingShare(None, None, Layer.UNKNOWN)  # the ceilings are byte rates
+    lines = [ev.headline(objective, chosen, unit, what="Recommended" if changed else "Kept"),
+             f"Chosen by the rule: {verdict.rule}.",
+             ev.versus_baseline(contender, base, gain, changed, unit)]
     if base is not None and changed:
         for sentence in (
-            ev.threads_sentence(best, base, gain, tel.get(best_key), base_tel),
-            ev.stability_change(best, base),
-            ev.stripe_cache_sentence(best, base, tel.get(best_key), base_tel),
+            ev.threads_sentence(chosen, base, gain, chosen_tel, base_tel),
+            ev.stability_change(chosen, base, unit),
+            ev.stripe_cache_sentence(chosen, base, chosen_tel, base_tel),
         ):
             if sentence:
                 lines.append(sentence)
-    lines.append(ev.stability_text(chosen))
-    lines.append(ev.ceiling_text(share, ceilings, chosen_tel))
+    if best is not chosen and (changed or best.throughput.n < MIN_RUNS):
+        lines.append(_why_not_top(best, chosen, verdict, unit))
+    if runner_up is not None:
+        lines.append(f"Runner-up, within the noise of it: {ev.config_text(runner_up.config)} "
+                     f"({figure_text(runner_up.sustainable.mean, unit)}); either will do.")
+    lines.append(ev.stability_text(chosen, unit))
+    if unit == BYTES:
+        lines.append(ev.ceiling_text(share, ceilings, chosen_tel))
     if best_sync is not None:
-        lines.append(ev.async_text(chosen, best_sync, async_gain))
+        lines.append(ev.async_text(chosen, best_sync, async_gain, unit))
+    if base is None and baseline:
+        warnings.append("The configuration the hosts had was not measured: the gain of this change is unknown.")
     if chosen.throughput.n < 2:
         warnings.append("Only one run of this configuration: its figure has no confidence interval.")
     return ObjectiveRecommendation(
         objective=objective, config=dict(chosen.config), best=best, baseline=base, gain=gain,
         ceiling=share, evidence=tuple(lines), ranking=ranking, changed=changed,
         best_sync=best_sync, async_gain=async_gain, warnings=tuple(warnings),
+        unit=unit, rule=verdict.rule, runner_up=runner_up,
     )
+
+
+def _gain(candidates: Mapping[str, list[TrialFigures]], base_key: str, chosen_key: str, verdict: Choice,
+          confidence: float) -> Gain:  # fmt: skip
+    """The chosen configuration over the baseline; beyond_noise is the rule's verdict, not a lone test."""
+    plain_gain = gain_of(candidates[base_key], candidates[chosen_key], confidence)
+    v = verdict.versus.get(chosen_key)
+    if v is None:
+        return plain_gain
+    low, high = v.ratio_interval(confidence)
+    finite = math.isfinite(low) and math.isfinite(high)
+    return Gain(diff=plain_gain.diff, rel=plain_gain.rel, rel_low=low if finite else None,
+                rel_high=high if finite else None, beyond_noise=v.beyond_noise)
+
+
+def _runner_up(ranking: Sequence[ConfigResult], chosen: ConfigResult, base_key: str | None, verdict: Choice,
+               candidates: Mapping[str, list[TrialFigures]], confidence: float) -> ConfigResult | None:  # fmt: skip
+    """The next configuration the rule would also have accepted, when it is within the noise of the choice."""
+    for r in ranking:
+        key = config_key(r.config)
+        if r is chosen or key == base_key:
+            continue
+        v = verdict.versus.get(key)
+        if v is not None and v.beyond_noise and len(candidates[key]) >= 2 and len(candidates[config_key(chosen.config)]) >= 2:
+            return r if _close(chosen, r, candidates, confidence) else None
+    return None
+
+
+def _why_not_top(best: ConfigResult, chosen: ConfigResult, verdict: Choice, unit: str) -> str:
+    top = f"{ev.config_text(best.config)} ranks first ({figure_text(best.sustainable.mean, unit)})"
+    if best.throughput.n < MIN_RUNS:
+        return (f"{top} but was kept from only {best.throughput.n} run(s): too few to recommend; "
+                "a further sweep should repeat it.")
+    v = verdict.versus.get(config_key(best.config))
+    if v is not None and not v.beyond_noise:
+        return f"{top} but its gain over the current settings is within the noise (its runs disagree too much)."
+    return f"{top} but is not the choice."
 
 
 def _plan_baseline(store: Store, session_id: int) -> dict[str, Any] | None:

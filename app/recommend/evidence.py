@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Layer
 from app.recommend.telemetry import TelemetryDigest
+from app.recommend.units import BYTES, figure_text
 
 ASYNC_RISK = (
     "Risk of async: the server acknowledges writes before they reach its disk; if the "
@@ -40,19 +41,20 @@ def gain_text(gain: Gain) -> str:
     return f"{sign}{pct(abs(gain.rel))} ± {pct(half)}"
 
 
-def headline(objective: str, best: ConfigResult) -> str:
+def headline(objective: str, best: ConfigResult, unit: str = BYTES, *, what: str = "Best") -> str:
     t = best.sustainable
-    ci = f" ± {mbps(t.half_width)}" if t.half_width is not None else " (one run: no interval)"
-    return (f"Best for {objective}: {config_text(best.config)} sustains {mbps(t.mean)}{ci} "
-            f"over {t.n} run(s) (raw mean {mbps(best.throughput.mean)}).")
+    ci = f" ± {figure_text(t.half_width, unit)}" if t.half_width is not None else " (one run: no interval)"
+    return (f"{what} for {objective}: {config_text(best.config)} sustains {figure_text(t.mean, unit)}{ci} "
+            f"over {t.n} run(s) (raw mean {figure_text(best.throughput.mean, unit)}).")
 
 
-def versus_baseline(best: ConfigResult, baseline: ConfigResult | None, gain: Gain | None, changed: bool) -> str:
+def versus_baseline(best: ConfigResult, baseline: ConfigResult | None, gain: Gain | None, changed: bool,
+                    unit: str = BYTES) -> str:  # fmt: skip
     if baseline is None or gain is None:
-        return "No run of the baseline configuration was kept, so there is no gain to state."
+        return "The configuration the hosts had was not measured (no run of it was kept), so there is no gain to state."
     if best.config == baseline.config:
         return "The current (baseline) configuration is already the best one measured: keep it."
-    base = f"the baseline {config_text(baseline.config)} ({mbps(baseline.sustainable.mean)})"
+    base = f"the current settings {config_text(baseline.config)} ({figure_text(baseline.sustainable.mean, unit)})"
     if changed:
         return f"Against {base}: {gain_text(gain)}, beyond the run-to-run noise."
     return (f"Against {base}: {gain_text(gain)}, which is within the run-to-run noise: "
@@ -87,7 +89,7 @@ def threads_sentence(
             f"no free thread); {new} threads {effect}{added}.")
 
 
-def stability_change(best: ConfigResult, baseline: ConfigResult) -> str | None:
+def stability_change(best: ConfigResult, baseline: ConfigResult, unit: str = BYTES) -> str | None:
     """Block size and readahead changes show up as dips; say so when dips changed."""
     knobs = [k for k in ("rsize", "wsize", "read_ahead_kb", "nconnect") if _changed(best, baseline, k)]
     if not knobs:
@@ -95,7 +97,7 @@ def stability_change(best: ConfigResult, baseline: ConfigResult) -> str | None:
     changes = ", ".join(f"{k} {baseline.config[k]} → {best.config[k]}" for k in knobs)
     a, b = baseline.stability, best.stability
     return (f"{changes}: deepest dip {pct(a.deepest_dip)} → {pct(b.deepest_dip)}, "
-            f"p5 floor {mbps(a.p5_floor)} → {mbps(b.p5_floor)}, "
+            f"p5 floor {figure_text(a.p5_floor, unit)} → {figure_text(b.p5_floor, unit)}, "
             f"median CV {pct(a.median_cv)} → {pct(b.median_cv)}.")
 
 
@@ -112,10 +114,10 @@ def stripe_cache_sentence(
             f"{pct(base_tel.disk_util)} → {pct(best_tel.disk_util)} of the time.")
 
 
-def stability_text(result: ConfigResult) -> str:
+def stability_text(result: ConfigResult, unit: str = BYTES) -> str:
     s = result.stability
     return (f"Stability over {result.throughput.n} run(s): median CV {pct(s.median_cv)}, "
-            f"p5 floor {mbps(s.p5_floor)}, deepest dip {pct(s.deepest_dip)}, "
+            f"p5 floor {figure_text(s.p5_floor, unit)}, deepest dip {pct(s.deepest_dip)}, "
             f"{s.dips:g} dip(s) per run.")
 
 
@@ -140,9 +142,10 @@ def ceiling_text(share: CeilingShare, ceilings: Ceilings, server: TelemetryDiges
     return reached.strip()
 
 
-def async_text(best_async: ConfigResult, best_sync: ConfigResult, gain: Gain | None) -> str:
+def async_text(best_async: ConfigResult, best_sync: ConfigResult, gain: Gain | None, unit: str = BYTES) -> str:
     diff = gain_text(gain) if gain is not None else "an unknown difference"
     noise = "" if gain is None or gain.beyond_noise else " (within the run-to-run noise)"
-    return (f"async ({config_text(best_async.config)}, {mbps(best_async.sustainable.mean)}) against the best "
-            f"sync configuration ({config_text(best_sync.config)}, {mbps(best_sync.sustainable.mean)}): "
+    return (f"async ({config_text(best_async.config)}, {figure_text(best_async.sustainable.mean, unit)}) against "
+            f"the best sync configuration ({config_text(best_sync.config)}, "
+            f"{figure_text(best_sync.sustainable.mean, unit)}): "
             f"{diff}{noise}. {ASYNC_RISK}")

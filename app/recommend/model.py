@@ -1,7 +1,8 @@
 """The recommendation as typed, frozen records that serialise to plain JSON.
 
-Throughput figures are bytes per second for every objective (small files: the bytes
-the agent moved; its ops rate lives in the summary but is not ranked on here).
+Figures are in the objective's unit (app.recommend.units): bytes per second for the
+streaming objectives, file operations per second for small files, tree and directory
+scaling. The field names say "throughput" for both.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ class ExcludedTrial:
 @dataclass(frozen=True, slots=True)
 class ObjectiveRecommendation:
     objective: str
-    config: Knobs  # what to apply: the best, or the baseline when the best is within noise
+    config: Knobs  # what to apply: the best beyond the noise, else the baseline
     best: ConfigResult
     baseline: ConfigResult | None
     gain: Gain | None
@@ -149,6 +150,9 @@ class ObjectiveRecommendation:
     best_sync: ConfigResult | None = None
     async_gain: Gain | None = None
     warnings: tuple[str, ...] = ()
+    unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
+    rule: str = ""  # how the configuration was chosen, in words (app.recommend.choice)
+    runner_up: ConfigResult | None = None  # the next candidate, named when it was close
 
     def to_json(self) -> dict[str, Any]:
         return dict(plain(asdict(self)))

@@ -1,0 +1,160 @@
+"""The recommendation's choice under uncertainty, one trap at a time (app.recommend.choice).
+
+Each test is a synthetic session handed straight to the real recommender: figures in,
+configuration and evidence out.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from app.recommend.build import TrialFigures, recommend_objective
+from app.recommend.choice import choose, holm, Versus
+from app.recommend.evidence import ASYNC_RISK
+from app.recommend.telemetry import TelemetryDigest
+
+MB = 1e6
+_ids = iter(range(1, 1_000_000))
+
+
+def runs(config: dict[str, Any], values: Sequence[float]) -> list[TrialFigures]:
+    out = []
+    for v in values:
+        i = next(_ids)
+        out.append(TrialFigures(i, i, dict(config), v, v, v * 0.95, 0.02, 0.05, 0, TelemetryDigest()))
+    return out
+
+
+BASE = {"mtu": 1500, "read_ahead_kb": 128, "rsize": 32768}
+
+
+def cfg(**kw: Any) -> dict[str, Any]:
+    return BASE | kw
+
+
+def test_the_reported_session_a_top_config_that_lost_a_run_does_not_hide_the_clear_winners() -> None:
+    """Issue 14's first try: the top MTU 9000 config kept one run; two others have two, 119–121 MB/s."""
+    figures = [
+        *runs(BASE, [82 * MB, 85 * MB]),
+        *runs(cfg(mtu=9000, rsize=1048576), [121 * MB]),  # its second run broke
+        *runs(cfg(mtu=9000), [120 * MB, 119 * MB]),
+        *runs(cfg(mtu=9000, read_ahead_kb=4096), [119.5 * MB, 120.5 * MB]),
+        *runs(cfg(read_ahead_kb=4096), [84 * MB, 83 * MB]),
+    ]
+    o = recommend_objective("seq_read", figures, baseline=BASE)
+    assert o is not None and o.changed
+    assert o.config["mtu"] == 9000 and o.config != cfg(mtu=9000, rsize=1048576)
+    assert o.best.config == cfg(mtu=9000, rsize=1048576)  # it still ranks first, and the evidence says why not
+    assert any("only 1 run(s)" in line for line in o.evidence), o.evidence
+    assert any("Chosen by the rule" in line and "Holm" in line for line in o.evidence)
+    assert o.gain is not None and o.gain.beyond_noise and o.gain.rel > 0.35
+    assert o.runner_up is not None and o.runner_up.config["mtu"] == 9000  # the other, within the noise of it
+
+
+def test_a_top_config_with_huge_variance_loses_to_a_steady_one() -> None:
+    figures = [
+        *runs(BASE, [80 * MB, 81 * MB, 79 * MB]),
+        *runs(cfg(rsize=1048576), [200 * MB, 40 * MB]),  # mean 120, but its runs disagree wildly
+        *runs(cfg(read_ahead_kb=4096), [104 * MB, 105 * MB, 103 * MB]),
+    ]
+    o = recommend_objective("seq_read", figures, baseline=BASE)
+    assert o is not None and o.changed and o.config == cfg(read_ahead_kb=4096)
+    assert o.best.config == cfg(rsize=1048576)
+    assert any("within the noise" in line for line in o.evidence)
+
+
+def test_ties_pick_the_higher_ranked_and_name_the_runner_up() -> None:
+    figures = [
+        *runs(BASE, [60 * MB, 61 * MB, 59 * MB]),
+        *runs(cfg(mtu=9000), [120 * MB, 121 * MB, 119 * MB]),
+        *runs(cfg(mtu=9000, rsize=1048576), [120.4 * MB, 119.6 * MB, 120.6 * MB]),
+    ]
+    o = recommend_objective("seq_read", figures, baseline=BASE)
+    assert o is not None and o.changed
+    assert o.config == o.ranking[0].config
+    assert o.runner_up is not None and o.runner_up.config == o.ranking[1].config
+    assert any(line.startswith("Runner-up") for line in o.evidence)
+
+
+def test_a_baseline_that_was_never_measured_is_said_and_the_best_with_full_evidence_chosen() -> None:
+    figures = [
+        *runs(cfg(rsize=1048576), [130 * MB]),  # one run only: not chosen on its own word
+        *runs(cfg(mtu=9000), [120 * MB, 121 * MB]),
+        *runs(cfg(read_ahead_kb=4096), [70 * MB, 71 * MB]),
+    ]
+    o = recommend_objective("seq_read", figures, baseline=BASE)  # BASE's runs all broke
+    assert o is not None and o.changed and o.baseline is None and o.gain is None
+    assert o.config == cfg(mtu=9000)
+    assert any("not measured" in w for w in o.warnings)
+    assert any("not measured" in line for line in o.evidence)
+
+
+def test_a_baseline_measured_once_is_still_compared_through_the_pooled_noise() -> None:
+    figures = [
+        *runs(BASE, [80 * MB]),
+        *runs(cfg(mtu=9000), [120 * MB, 121 * MB]),
+        *runs(cfg(read_ahead_kb=4096), [81 * MB, 80 * MB]),
+    ]
+    o = recommend_objective("seq_read", figures, baseline=BASE)
+    assert o is not None and o.changed and o.config == cfg(mtu=9000)
+    assert o.gain is not None and o.gain.beyond_noise and o.gain.rel_low is not None
+
+
+def test_async_only_winners_need_the_opt_in_and_then_stand_beside_the_best_sync() -> None:
+    base = {"export_sync": "sync"}
+    figures = [*runs(base, [10 * MB, 10.2 * MB, 9.9 * MB]), *runs({"export_sync": "async"}, [30 * MB, 31 * MB, 29 * MB])]
+    without = recommend_objective("seq_write", figures, baseline=base)
+    assert without is not None and not without.changed and without.config == base
+    assert any("async configurations were measured but left out" in w for w in without.warnings)
+    opted = recommend_objective("seq_write", figures, baseline=base, allow_async=True)
+    assert opted is not None and opted.changed and opted.config == {"export_sync": "async"}
+    assert opted.best_sync is not None and opted.best_sync.config == base
+    assert ASYNC_RISK in opted.warnings
+
+
+def test_all_configs_equal_keep_the_current_settings_almost_always() -> None:
+    """Pure noise over 12 configurations, 2 runs each: the family-wise false-change rate stays near 5 %."""
+    rng = random.Random(7)
+    changes = 0
+    sessions = 400
+    for _ in range(sessions):
+        figures = [*runs(BASE, [100 * MB * rng.lognormvariate(0, 0.04) for _ in range(2)])]
+        for i in range(11):
+            figures += runs(cfg(read_ahead_kb=256 * (i + 1)), [100 * MB * rng.lognormvariate(0, 0.04) for _ in range(2)])
+        o = recommend_objective("seq_read", figures, baseline=BASE)
+        assert o is not None
+        changes += o.changed
+    assert changes / sessions <= 0.06, changes
+
+
+def test_no_configuration_measured_twice_keeps_the_current_settings_and_says_why() -> None:
+    figures = [*runs(BASE, [80 * MB]), *runs(cfg(mtu=9000), [120 * MB])]
+    o = recommend_objective("seq_read", figures, baseline=BASE)
+    assert o is not None and not o.changed and o.config == BASE
+    assert "noise is unknown" in o.rule
+
+
+def test_small_files_are_judged_and_written_in_operations_per_second() -> None:
+    base = {"export_sync": "sync"}
+    figures = [*runs(base, [940.0, 1080.0]), *runs({"export_sync": "async"}, [2070.0, 1460.0, 1900.0, 1800.0])]
+    o = recommend_objective("small_files", figures, baseline=base, allow_async=True)
+    assert o is not None and o.unit == "ops/s"
+    assert all("MB/s" not in line for line in o.evidence), o.evidence
+    assert any("ops/s" in line for line in o.evidence)
+
+
+def test_holm_steps_down_and_stops_at_the_first_failure() -> None:
+    tests = [Versus("a", 0.1, 0.01, 10, 0.001), Versus("b", 0.1, 0.01, 10, 0.02), Versus("c", 0.1, 0.01, 10, 0.011)]
+    judged = holm(tests, 0.05)
+    # 0.001 ≤ 0.05/3; 0.011 ≤ 0.05/2; 0.02 ≤ 0.05/1
+    assert all(judged[k].beyond_noise for k in "abc")
+    judged = holm([Versus("a", 0.1, 0.01, 10, 0.02), Versus("b", 0.1, 0.01, 10, 0.021)], 0.025)
+    assert not judged["a"].beyond_noise and not judged["b"].beyond_noise  # 0.02 > 0.025/2: stop
+
+
+def test_choose_never_keeps_the_baseline_against_a_clear_winner_with_full_evidence() -> None:
+    values = {"base": [80.0, 84.0], "top1run": [125.0], "good": [120.0, 119.0]}
+    c = choose(values, ["top1run", "good", "base"], "base")
+    assert c.chosen == "good"
