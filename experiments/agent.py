@@ -24,7 +24,6 @@ import mmap
 import os
 import random
 import resource
-import shutil
 import signal
 import socket
 import sys
@@ -1371,12 +1370,40 @@ def drive(ctx, workload):
 
 
 def cleanup(ctx):
-    """Remove our subdirectory; the only place we delete anything."""
+    """Remove our subdirectory; the only place we delete anything.
+
+    Walks bottom-up rather than shutil.rmtree so that a long removal (a tree of
+    thousands of files over NFS) says it is alive every interval: the controller waits
+    for a busy agent and gives up only on a silent one.
+    """
     if not ctx.workdir or not os.path.basename(ctx.workdir).startswith(WORK_PREFIX):
         return None
     t = time.monotonic()
     problems = []
-    shutil.rmtree(ctx.workdir, onerror=lambda fn, path, info: problems.append("%s: %s" % (path, info[1])))
+    removed = [0]
+    next_beat = [t + ctx.interval]
+
+    def beat():
+        removed[0] += 1
+        now = time.monotonic()
+        if now >= next_beat[0]:
+            next_beat[0] = now + ctx.interval
+            ctx.out.emit({"type": "progress", "phase": "cleanup", "done": removed[0], "total": None})
+
+    def remove(fn, path):
+        try:
+            fn(path)
+        except OSError as exc:
+            problems.append("%s: %s" % (path, exc))
+        beat()
+
+    for top, dirs, files in os.walk(ctx.workdir, topdown=False, onerror=lambda exc: problems.append(str(exc))):
+        for name in files:
+            remove(os.unlink, os.path.join(top, name))
+        for name in dirs:
+            p = os.path.join(top, name)
+            remove(os.unlink if os.path.islink(p) else os.rmdir, p)
+    remove(os.rmdir, ctx.workdir)
     left = os.path.exists(ctx.workdir)
     msg = {"type": "cleanup", "seconds": round(time.monotonic() - t, 3), "removed": not left}
     if problems:

@@ -22,26 +22,41 @@ from experiments.samples import HostTelemetry, Sample
 
 EventSink = Callable[["AgentHandle", AgentEvent], None]
 
-EXIT_WAIT_S = 5.0  # after stdin EOF the agent needs well under a second; allow for slow hosts
+EXIT_WAIT_S = 5.0  # silence after stdin EOF before the channel is closed: the agent says it is alive every interval
+EXIT_CAP_S = 300.0  # however busy (removing a large tree over NFS), an agent is closed after this
 
 
 class _Streamed(Protocol):
     host: str
     proc: RemoteProcess | None
     ended: asyncio.Event
+    last_line: float  # monotonic time of the last line it sent
     _reader: asyncio.Task[None] | None
 
     def _fail(self, error: RunError) -> None: ...
 
 
-async def wait_or_close(handle: _Streamed, what: str, timeout: float) -> None:
-    """Wait for a streamed remote process to end; close its channel if it overstays."""
-    try:
-        await asyncio.wait_for(handle.ended.wait(), timeout)
-    except TimeoutError:
+async def wait_or_close(handle: _Streamed, what: str, timeout: float, cap: float = EXIT_CAP_S) -> None:
+    """Wait for a streamed remote process to end; close its channel once it is silent for ``timeout`` s.
+
+    A process that keeps sending lines (an agent removing its files) is waited for, up to ``cap``.
+    """
+    start = time.monotonic()
+    while True:
+        silent_for = time.monotonic() - max(handle.last_line, start)
+        try:
+            await asyncio.wait_for(handle.ended.wait(), max(timeout - silent_for, 0.05))
+            return
+        except TimeoutError:
+            now = time.monotonic()
+            if now - max(handle.last_line, start) < timeout and now - start < cap:
+                continue  # it spoke meanwhile: still busy, not stuck
+            break
+    if not handle.ended.is_set():
         if handle.proc is not None:
             handle.proc.terminate()
-        handle._fail(RunError(handle.host, f"{what} did not stop within {timeout:.0f} s; its channel was closed"))
+        handle._fail(RunError(handle.host, f"{what} did not stop within {time.monotonic() - start:.0f} s "
+                                           f"(silent for {timeout:.0f} s); its channel was closed"))  # fmt: skip
         if handle._reader is not None:
             handle._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -31,11 +31,13 @@ from app.simulated import world
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
 from app.sweep.host_side import Applying, Journal, Prepared
-from app.sweep.spec import MOUNT_KNOBS, SweepSpec
+from app.sweep.spec import MOUNT_KNOBS, PHASED, SweepSpec
 from experiments.agent_protocol import AgentSummary, IntervalAggregator
 from experiments.samples import HostTelemetry, Sample
 from experiments.workloads import Telemetry, WorkloadSpec
 
+PHASED_S = 8.0  # simulated seconds a phased workload (small files, tree) takes
+SIM_PHASES = ("create", "stat", "read", "delete")
 SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync")
 TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
            "export_sync": f"10.0.0.0/24:{world.EXPORT}", "mtu": "eth0"}  # fmt: skip
@@ -143,6 +145,7 @@ class SimulatedRunner:
         aggregator = IntervalAggregator([c.host for c in clients], interval)
         cap = max_s if max_s is not None else workload.duration_s or 60.0
         write = workload.kind in world.WRITES
+        phased = workload.kind in PHASED  # runs its phases to the end, judged by operations
         server = next((t.host for t in telemetry if not world.is_client(t.host)), None)
         t, stop = 0.0, False
         while not stop:
@@ -154,7 +157,7 @@ class SimulatedRunner:
                 noise = 0.12 * math.exp(-t / 6.0) + self.hosts.noise
                 moved = max(0, int(level * (1 - math.exp(-t / 1.5)) * (1 + rng.gauss(0, noise)) * interval))
                 batch.append(Sample(c.host, t, interval, bytes_read=0 if write else moved,
-                                    bytes_written=moved if write else 0, ops=max(1, moved >> 20),
+                                    bytes_written=moved if write else 0, ops=max(1, moved >> (12 if phased else 20)),
                                     lat_p50_ms=2 + rng.random(), lat_p99_ms=8 + 4 * rng.random()))  # fmt: skip
             result.samples += batch
             for total in [x for s in batch for x in aggregator.add(s)]:
@@ -171,15 +174,19 @@ class SimulatedRunner:
             if cancel is not None and cancel.is_set():
                 result.ended = "cancelled"
                 break
-            stop = stop or t >= cap
-        result.ended = result.ended or ("monitor" if t < cap else "time cap")
+            stop = stop or t >= cap or (phased and t >= PHASED_S)
+        result.ended = result.ended or ("done" if phased and t >= PHASED_S else "monitor" if t < cap else "time cap")
         result.stop_s = 0.01
         for c in clients:
             mine = [s for s in result.samples if s.client == c.host]
             moved_r, moved_w = sum(s.bytes_read for s in mine), sum(s.bytes_written for s in mine)
+            ops = sum(s.ops for s in mine)
+            phases = {p: {"ops": ops / len(SIM_PHASES), "seconds": t / len(SIM_PHASES)} for p in SIM_PHASES} \
+                if phased else {}  # fmt: skip
             result.summaries[c.host] = AgentSummary(
-                c.host, workload.kind, "stopped", t, moved_r, moved_w, sum(s.ops for s in mine), 0, 2.5, 10.0, 20.0,
+                c.host, workload.kind, "stopped", t, moved_r, moved_w, ops, 0, 2.5, 10.0, 20.0,
                 "dropped" if c.host in drop_caches_on else "warm", c.host in drop_caches_on, False, 0.1, 0.2 * t,
+                phases=phases,
             )  # fmt: skip
         return result
 

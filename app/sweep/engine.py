@@ -45,7 +45,8 @@ from app.sweep.session_facts import (
 )
 from app.sweep.ssh_hosts import SshHosts
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
-from app.sweep.spec import SweepSpec, workload_kind
+from app.sweep.figures import phase_figures, phased_problem
+from app.sweep.spec import PHASED, SweepSpec, workload_kind
 from experiments.estimate import estimate_duration
 from experiments.plan import Config
 from experiments.samples import Sample
@@ -334,7 +335,7 @@ class SweepEngine:
         trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=plan_id)
         self.skip.clear()
         self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
-        summary: dict[str, Any] = {"unit": "B/s"}
+        summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
         try:
             try:
@@ -346,22 +347,24 @@ class SweepEngine:
                 self._journal_changed(sid)
             if "mtu" in config and spec.measure_ceilings:
                 await self._ceiling_at_mtu(sid, int(config["mtu"]))
+            phased = workload.kind in PHASED
             measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
                                SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
             result = await self.runner.run(
                 trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
-                drop_caches_on=[spec.server, *spec.clients], monitor=measure,
-                max_s=timing.warmup_s + timing.max_measure_s + 5.0, cancel=self.cancel,
-                engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
+                drop_caches_on=[spec.server, *spec.clients],
+                monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
+                max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
+                cancel=self.cancel, engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
             )  # fmt: skip
-            summary.update(self._figures(result.totals, measure))
+            summary.update(phase_figures(result.summaries) if phased else self._figures(result.totals, measure))
             summary.update(
                 ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
                 caches_dropped=list(result.caches_dropped), warnings=result.warnings,
                 clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
                              "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
             )  # fmt: skip
-            state, reason, value = self._judge(result.error, summary)
+            state, reason, value = self._judge(result.error, summary, phased, result.ended)
             if self.skip.is_set() and not self.cancel.is_set():  # a cut-short trial must not rank
                 state, reason, value = TrialState.BROKEN, SKIPPED, None
         except RunError as exc:
@@ -392,9 +395,17 @@ class SweepEngine:
         figures["ops_per_s"] = float(np.mean([s.ops_per_s for s in kept]))
         return figures
 
-    def _judge(self, error: RunError | None, summary: dict[str, Any]) -> tuple[TrialState, str, float | None]:
+    def _judge(self, error: RunError | None, summary: dict[str, Any], phased: bool = False,
+               ended: str = "") -> tuple[TrialState, str, float | None]:  # fmt: skip
         if error is not None:
             return TrialState.BROKEN, str(error), None
+        if phased:
+            if ended == "time cap":
+                return TrialState.BROKEN, (f"its phases did not finish within {self.spec.phased_cap_s:.0f} s: "
+                                           "give the workload fewer files"), None  # fmt: skip
+            if problem := phased_problem(summary):
+                return TrialState.BROKEN, problem, None
+            return TrialState.OK, "", float(summary["mean"])
         mean = summary.get("mean")
         if not summary.get("n") or mean is None:
             return TrialState.BROKEN, "no samples after the warm-up: the trial was too short to measure", None

@@ -21,7 +21,11 @@ from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
 WORKLOAD_ALIASES: dict[str, str] = {"seqread": "seq_read", "seqwrite": "seq_write", "randrw": "mixed",
                                     "smallfiles": "small_files"}  # fmt: skip
 LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed"}
-SWEEPABLE = set(LOOPING) | {"small_files", "tree", "dir_scaling"}
+# Run their phases to the end and are judged by operations per second per phase: a cut
+# phase would time nothing, and a stop mid-tree leaves thousands of files to remove.
+PHASED = {"small_files", "tree", "dir_scaling"}
+SWEEPABLE = LOOPING | PHASED
+PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 20_000}}  # a trial's size, not a study's
 SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync")
 MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect")
 CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
@@ -78,7 +82,8 @@ class SweepSpec:
         return SteadyCriteria(window=window)
 
     def workload(self, name: str) -> WorkloadSpec:
-        """The workload as one trial runs it: looping until the monitor or the cap stops it."""
+        """The workload as one trial runs it: looping until the monitor or the cap stops it, or
+        (small files, tree, directory scaling) through all of its phases."""
         kind = workload_kind(name)
         t = self.plan.timing
         duration = t.warmup_s + t.max_measure_s + 2.0  # the monitor stops first; this is the backstop
@@ -86,7 +91,12 @@ class SweepSpec:
         if kind in LOOPING:
             return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
                        loop=True, duration_s=duration, interval_s=self.interval_s)
-        return cls(duration_s=duration, interval_s=self.interval_s)
+        return cls(interval_s=self.interval_s, **PHASED_SIZES.get(kind, {}))
+
+    @property
+    def phased_cap_s(self) -> float:
+        """How long a phased trial may take before it counts as stuck: ten times the measuring cap."""
+        return max(10.0 * self.plan.timing.max_measure_s, 300.0)
 
     def to_json(self) -> dict[str, Any]:
         sweep = asdict(self)

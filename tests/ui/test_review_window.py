@@ -192,7 +192,7 @@ def test_export_html_csv_and_session_file(window, db, tmp_path) -> None:  # type
     csv_paths = w.export_csv()
     file_path = w.export_session_file()
     html = html_path.read_text(encoding="utf-8")
-    assert '<table class="results">' in html and "<svg" in html and "Best for seq_read" in html
+    assert '<table class="results">' in html and "<svg" in html and "Recommended for seq_read" in html
     assert "http://" not in html and "https://" not in html
     assert csv_paths is not None and all(p.exists() and p.stat().st_size > 0 for p in csv_paths)
     assert file_path is not None and file_path.stat().st_size < 2 * 1024 * 1024

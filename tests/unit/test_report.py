@@ -45,7 +45,7 @@ def test_report_holds_tables_recommendation_plots_snippets_facts_and_journal(sto
     read = data.objective("seq_read")
     assert read is not None and read.stored and read.changed
     assert f"Change to: nfsd_threads=32, rsize=1048576 — {mbps(read.figure)}" in html
-    assert "Best for seq_read" in html and "beyond the run-to-run noise" in html
+    assert "Recommended for seq_read" in html and "beyond the run-to-run noise" in html
     assert html.count('<table class="ranking">') == 2
     # plots: over time per workload, against each knob per objective, with CI bars
     assert html.count('<svg class="chart"') == 2 + 4

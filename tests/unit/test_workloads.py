@@ -36,7 +36,9 @@ def test_defaults_and_objectives() -> None:
     assert w.Mixed().read_share == 0.75 and w.Mixed().jobs == 4
     assert w.SeqRead.objective is w.Objective.SEQ_READ
     assert w.SeqWrite.objective is w.Objective.SEQ_WRITE
-    assert w.SmallFiles.objective is w.Tree.objective is w.DirScaling.objective is w.Objective.SMALL_FILES
+    assert w.SmallFiles.objective is w.Objective.SMALL_FILES
+    assert w.Tree.objective is w.Objective.TREE and w.DirScaling.objective is w.Objective.DIR_SCALING
+    assert {o.value for o in (w.Objective.SMALL_FILES, w.Objective.TREE, w.Objective.DIR_SCALING)} == w.OPS_OBJECTIVES
     assert w.Mixed.objective is w.Objective.MIXED
     assert w.TcpSink.objective is None and w.Telemetry.objective is None
 

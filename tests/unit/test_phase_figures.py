@@ -1,0 +1,51 @@
+"""Phased workloads (small files, tree, directory scaling) are judged by operations per second per phase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.sweep.figures import phase_figures, phased_problem
+from app.sweep.spec import PHASED, SweepSpec
+from experiments.agent_protocol import AgentSummary
+from experiments.plan import Plan
+
+
+def agent(host: str, phases: dict[str, Any]) -> AgentSummary:
+    return AgentSummary(host, "small_files", "done", 3.0, 0, 2000 * 4096, 8000, 0, 1.0, 5.0, 9.0, "dropped", True,
+                        False, 0.2, 0.5, phases=phases)  # fmt: skip
+
+
+def test_the_reported_async_trial_reads_as_operations_not_zero_bytes() -> None:
+    """Issue 14: async small files ran ~2,070 ops/s but a window of zero-byte samples stored 0.0 MB/s."""
+    one = agent("c1", {"create": {"ops": 2000, "seconds": 1.2}, "stat": {"ops": 2000, "seconds": 0.3},
+                       "read": {"ops": 2000, "seconds": 0.9}, "delete": {"ops": 2000, "seconds": 1.0}})
+    two = agent("c2", {"create": {"ops": 2000, "seconds": 1.4}, "stat": {"ops": 2000, "seconds": 0.4},
+                       "read": {"ops": 2000, "seconds": 1.0}, "delete": {"ops": 2000, "seconds": 1.1}})
+    f = phase_figures({"c1": one, "c2": two})
+    assert f["unit"] == "ops/s" and f["mean"] == pytest.approx(8000 / 3.4 + 8000 / 3.9)
+    assert f["phases"]["create"]["ops"] == 4000 and f["phases"]["create"]["seconds"] == 1.4  # the slowest client
+    assert f["phases"]["stat"]["ops_per_s"] == pytest.approx(2000 / 0.3 + 2000 / 0.4)
+    assert phased_problem(f) is None
+
+
+@pytest.mark.parametrize(
+    ("phases", "words"),
+    [
+        ({}, "no file operation"),
+        ({"create": {"ops": 10, "seconds": 0.2}}, "too short"),
+        ({"create": {"ops": float("nan"), "seconds": float("inf")}}, "no file operation"),  # a host's garbage
+        ({"create": {"ops": -5, "seconds": "x"}}, "no file operation"),
+    ],
+)
+def test_a_trial_too_short_or_empty_is_not_ok(phases: dict[str, Any], words: str) -> None:
+    problem = phased_problem(phase_figures({"c": agent("c", phases)}))
+    assert problem is not None and words in problem
+
+
+def test_phased_workloads_run_to_their_end_in_a_sweep() -> None:
+    spec = SweepSpec("s", ("c",), "/srv", Plan(knobs={"nfsd_threads": (8,)}, workloads=tuple(PHASED)))
+    for kind in PHASED:
+        assert spec.workload(kind).duration_s is None  # no cut: every phase finishes (or the trial is stuck)
+    assert spec.phased_cap_s >= 300
