@@ -167,9 +167,17 @@ def main(args: argparse.Namespace) -> int:
                 "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
                             "mean_bps": (t.summary or {}).get("mean")} for t in trials],
                 "revert_problems": list(finished[-1].problems) if finished else [],
+                "topups": finished[-1].topups if finished else 0,
+                "paused_for": finished[-1].paused_for if finished else "",
             }, sys.stdout, indent=2)  # fmt: skip
             sys.stdout.write("\n")
         else:
             ok = sum(1 for t in trials if t.state.value == "ok")
-            print(f"session {sid}: {ok} of {len(trials)} trials ok; see `nfs-tuner sessions show {sid}`")
+            topups = f" ({finished[-1].topups} re-run for lost runs)" if finished and finished[-1].topups else ""
+            print(f"session {sid}: {ok} of {len(trials)} trials ok{topups}; see `nfs-tuner sessions show {sid}`")
+            if finished and finished[-1].paused_for:
+                print(f"paused: {finished[-1].paused_for} stopped answering; when it is back, "
+                      f"`nfs-tuner sweep --resume {sid}` goes on where it stopped")
+    if finished and finished[-1].paused_for:
+        return 3
     return 0 if finished and not finished[-1].problems else 1

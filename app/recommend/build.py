@@ -31,6 +31,7 @@ from app.recommend.units import BYTES, figure_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
+from experiments.plan import Plan
 from experiments.statistics import compare, estimate
 
 ASYNC_KNOB = "export_sync"
@@ -267,10 +268,15 @@ def _why_not_top(best: ConfigResult, chosen: ConfigResult, verdict: Choice, unit
 
 
 def _plan_baseline(store: Store, session_id: int) -> dict[str, Any] | None:
+    """The configuration the sweep started from: the hosts' values (a knob not known today: the
+    plan's middle value, where the strategies start too). None for a session with no baseline."""
     plan = store.get_session(session_id).plan
-    if isinstance(plan, Mapping) and isinstance(plan.get("baseline"), Mapping) and plan["baseline"]:
+    if not (isinstance(plan, Mapping) and isinstance(plan.get("baseline"), Mapping) and plan["baseline"]):
+        return None
+    try:
+        return dict(plan["baseline"]) | dict(Plan.from_json(plan).start_config())
+    except (KeyError, TypeError, ValueError):  # a plan from an older or damaged file: its baseline as written
         return dict(plan["baseline"])
-    return None
 
 
 def recommend(

@@ -34,7 +34,8 @@ from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
 from app.store import Store
 from app.store.records import JournalEntry
-from app.sweep.engine import SweepEngine
+from app.sweep.engine import Decision, SweepEngine
+from app.sweep.events import HostLost
 from app.sweep.events import SweepFinished
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
@@ -74,6 +75,8 @@ class TuningSession:
         self._ceilings: list[tuple[str, dict[str, Any]]] = []  # measured on the Baseline page, for the session
         self._engine: SweepEngine | None = None
         self._task: asyncio.Task[int] | None = None
+        # When a host stops answering mid-run: None stops the run (resumable, the CLI's way); the wizard asks.
+        self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
 
     @property
     def simulated(self) -> bool:
@@ -207,6 +210,7 @@ class TuningSession:
         finished: list[SweepFinished] = []
         unsubscribe = self.bus.subscribe(finished.append, SweepFinished)
         self._engine = engine
+        engine.decide_host_lost = self.decide_host_lost
         task = self._task = asyncio.ensure_future(engine.run())
         task.add_done_callback(lambda _t: self._ended(engine, task))
         try:

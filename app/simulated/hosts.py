@@ -24,7 +24,7 @@ from app.facts.model import HostFacts
 from app.hosts import ConnectionRefused, UnknownHostKey
 from app.knobs.model import Value
 from app.knobs.recovery import Pending
-from app.runner import ClientWork, RunResult, TelemetryTarget
+from app.runner import ClientWork, RunError, RunResult, TelemetryTarget
 from app.runner.baselines import DiskCeiling, TcpCeiling
 from app.runner.run import Engine, Monitor
 from app.simulated import world
@@ -139,6 +139,12 @@ class SimulatedRunner:
                   engine: Engine = "agent") -> RunResult:  # fmt: skip
         if not clients:
             raise ValueError("a run needs at least one client")
+        if gone := [h for h in [c.host for c in clients] + [t.host for t in telemetry] if h in self.hosts.gone]:
+            await asyncio.sleep(0.5 / self.hosts.speed)
+            return RunResult(error=RunError(gone[0], "no word from the load agent for 30 s: the host or the network "
+                                                     "stopped answering"), ended="error")  # fmt: skip
+        if self.hosts.fail_next:
+            return RunResult(error=RunError(clients[0].host, self.hosts.fail_next.pop(0)), ended="error")
         rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}")
         result = RunResult(caches_dropped=tuple(drop_caches_on), start_skew_s=0.001, engine="agent")
         interval = workload.interval_s
@@ -202,6 +208,8 @@ class SimulatedHosts:
         self.noise = noise  # the steady run-to-run noise (relative stddev of a sample)
         self.trusted: set[str] = set()
         self.state = _State()
+        self.gone: set[str] = set()  # hosts that stopped answering (tests take one away and bring it back)
+        self.fail_next: list[str] = []  # reasons the next trials break with while every host answers
 
     def config_at(self, directory: str) -> Mapping[str, Value]:
         """The configuration a client's I/O in ``directory`` runs with (today's outside a test mount)."""
@@ -224,6 +232,10 @@ class SimulatedHosts:
 
     def runner(self, bus: EventBus, python: Mapping[str, str]) -> SimulatedRunner:
         return SimulatedRunner(self, bus)
+
+    async def answering(self, host: str) -> bool:
+        await asyncio.sleep(0.05 / self.speed)
+        return host not in self.gone
 
     async def tcp_ceiling(self, server: str, client: str, address: str, *, duration_s: float = 5.0,
                           python: str = "python3") -> TcpCeiling:  # fmt: skip

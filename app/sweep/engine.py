@@ -16,12 +16,14 @@ is the host side (``SshHosts`` over a pool; a bare ``HostPool`` means that).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import random
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,7 +46,15 @@ from app.sweep.session_facts import (
     stored_ceilings,
 )
 from app.sweep.ssh_hosts import SshHosts
-from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.events import (
+    HostLost,
+    JournalChanged,
+    Progress,
+    SweepFinished,
+    SweepStarted,
+    TrialFinished,
+    TrialStarted,
+)
 from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec, workload_kind
 from experiments.estimate import estimate_duration
@@ -59,6 +69,20 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
+TOPUP_TRIES = 2  # extra trials a configuration that lost runs may get at the end of its workload
+TOPUP_SHARE = 0.25  # ... and all top-ups of a workload together, as a share of its trials
+WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
+BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
+
+Decision = Literal["wait", "drop", "stop"]
+
+
+class _HostGone(Exception):
+    """A host stopped answering during a trial: the sweep cannot go on as it was."""
+
+    def __init__(self, lost: HostLost) -> None:
+        super().__init__(f"{lost.host} stopped answering {lost.doing}")
+        self.lost = lost
 
 
 @dataclass
@@ -113,6 +137,9 @@ class SweepEngine:
         self.skip = asyncio.Event()
         self._done = 0
         self._total = 0
+        self._topups = 0
+        # How to go on when a host stops answering: the CLI stops (resumable); the wizard asks the admin.
+        self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
 
     # -- sessions -------------------------------------------------------------
 
@@ -165,13 +192,17 @@ class SweepEngine:
         journal = self.hosts.journal(self.store, sid, deadman_timeout=self.deadman_timeout)
         state = SessionState.INTERRUPTED
         problems: list[str] = []
+        paused_for = ""
         try:
             if self.store.unreverted_journal():
                 await self._settle_leftovers(sid)
             await snapshot_hosts(self.store, self.hosts, sid, self.spec)
             await self._measure_ceilings(sid)
-            await self._sweep(sid, plan_id, journal)
-            state = SessionState.CANCELLED if self.cancel.is_set() else SessionState.COMPLETE
+            paused_for = await self._sweep_until_lost(sid, plan_id, journal)
+            if paused_for:
+                state = SessionState.INTERRUPTED
+            else:
+                state = SessionState.CANCELLED if self.cancel.is_set() else SessionState.COMPLETE
         except (asyncio.CancelledError, KeyboardInterrupt):
             state = SessionState.CANCELLED
             raise
@@ -188,8 +219,54 @@ class SweepEngine:
             self.store.set_session_state(sid, state)
             if state is SessionState.COMPLETE:
                 self._recommend(sid)
-            self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems)))
+            self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems), self._topups, paused_for))
         return sid
+
+    async def _sweep_until_lost(self, sid: int, plan_id: int | None, journal: Journal) -> str:
+        """The sweep, going on after a lost host as decided; returns the host it stopped for ("" if none)."""
+        while True:
+            try:
+                await self._sweep(sid, plan_id, journal)
+                return ""
+            except _HostGone as gone:
+                lost = gone.lost
+                decision: Decision = "stop"
+                if self.decide_host_lost is not None:
+                    decision = await self.decide_host_lost(lost)
+                if decision == "drop" and lost.droppable:
+                    self.spec = replace(self.spec, clients=tuple(c for c in self.spec.clients if c != lost.host))
+                    self.bus.publish(Message(Level.WARNING, f"Going on without {lost.host}",
+                                             "Its changes are put back by its dead-man switch when it answers again; "
+                                             "the figures from here on come from fewer clients."))  # fmt: skip
+                    continue
+                if decision == "wait" and await self._wait_for(lost.host):
+                    continue
+                if self.cancel.is_set():
+                    return ""
+                self.bus.publish(Message(
+                    Level.ERROR, f"The sweep stopped: {lost.host} stopped answering {lost.doing}",
+                    f"Nothing more was run. Its changes are put back by its dead-man switch within "
+                    f"{self.deadman_timeout:.0f} s of the last heartbeat; the other hosts' are put back now. "
+                    f"When {lost.host} answers again, go on with `nfs-tuner sweep --resume {sid}`: "
+                    "the interrupted trial runs again.",
+                ))  # fmt: skip
+                return lost.host
+
+    async def _wait_for(self, host: str) -> bool:
+        """Wait until the host answers again (True), or the admin cancels (False)."""
+        self.bus.publish(Message(Level.INFO, f"Waiting for {host} to answer again"))
+        while not self.cancel.is_set():
+            if await self.hosts.answering(host):
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.cancel.wait(), WAIT_POLL_S)
+        return False
+
+    async def _gone_host(self) -> str | None:
+        """The first host of the sweep that does not answer now, if any."""
+        names = [self.spec.server, *self.spec.clients]
+        answers = await asyncio.gather(*(self.hosts.answering(h) for h in names))
+        return next((h for h, ok in zip(names, answers, strict=True) if not ok), None)
 
     async def _settle_leftovers(self, sid: int) -> None:
         """Before a resume: the killed run's changes must be back, or its switch fires mid-trial.
@@ -301,7 +378,46 @@ class SweepEngine:
                     if self.cancel.is_set():
                         break
                     await self._repeat(sid, plan_id, applier, telemetry, mount_point, name, config, results)
+            if not self.cancel.is_set():
+                await self._top_up(sid, plan_id, applier, telemetry, mount_point, name, results)
             await applier.release_clients()
+
+    async def _top_up(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
+                      mount_point: str, name: str, results: list[TrialResult]) -> None:  # fmt: skip
+        """Give configurations that lost runs to broken trials their runs back, within a budget.
+
+        The current configuration first (everything is judged against it), then the best
+        figures: a top configuration one run short is where a lost run costs the most.
+        """
+        budget = max(TOPUP_TRIES, math.ceil(TOPUP_SHARE * len(results)))
+        start = self.spec.plan.start_config()
+        blamed = {Config(t.config) for t in self.store.trials(sid) if BLAMED in t.reason}
+
+        def short(config: Config) -> bool:
+            if config in blamed:
+                return False
+            runs = [r for r in results if r.config == config]
+            ok = sum(1 for r in runs if r.value is not None)
+            return ok < self.policy.min_runs and ok < len(runs)
+
+        def order(config: Config) -> tuple[bool, float]:
+            return config != start, -max((r.value or 0.0 for r in results if r.config == config), default=0.0)
+
+        done = 0
+        for config in sorted((c for c in dict.fromkeys(r.config for r in results) if short(c)), key=order):
+            tries = 0
+            while short(config) and tries < TOPUP_TRIES and done < budget and not self.cancel.is_set():
+                await self._unpaused()
+                if self.cancel.is_set():
+                    return
+                rep = sum(1 for r in results if r.config == config)
+                value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
+                results.append(TrialResult(config, value))
+                tries, done = tries + 1, done + 1
+        if done:
+            self._topups += done
+            self.bus.publish(Message(Level.INFO, f"Re-ran {done} trial(s) of {workload_kind(name)} for "
+                                                 "configurations that had lost runs to broken trials"))  # fmt: skip
 
     def _needs_more(self, config: Config, results: Sequence[TrialResult]) -> bool:
         runs = [r for r in results if r.config == config]
@@ -337,38 +453,42 @@ class SweepEngine:
         self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
         summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
+        lost: HostLost | None = None
         try:
             try:
-                applying = await applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
-                summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
-            except (KnobError, HostError) as exc:
-                raise RunError("", f"applying the configuration failed: {exc}") from exc
-            finally:
-                self._journal_changed(sid)
-            if "mtu" in config and spec.measure_ceilings:
-                await self._ceiling_at_mtu(sid, int(config["mtu"]))
-            phased = workload.kind in PHASED
-            measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
-                               SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
-            result = await self.runner.run(
-                trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
-                drop_caches_on=[spec.server, *spec.clients],
-                monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
-                max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
-                cancel=self.cancel, engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
-            )  # fmt: skip
-            summary.update(phase_figures(result.summaries) if phased else self._figures(result.totals, measure))
-            summary.update(
-                ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
-                caches_dropped=list(result.caches_dropped), warnings=result.warnings,
-                clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
-                             "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
-            )  # fmt: skip
-            state, reason, value = self._judge(result.error, summary, phased, result.ended)
-            if self.skip.is_set() and not self.cancel.is_set():  # a cut-short trial must not rank
-                state, reason, value = TrialState.BROKEN, SKIPPED, None
-        except RunError as exc:
-            reason = str(exc)
+                try:
+                    applying = await applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
+                    summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
+                except (KnobError, HostError) as exc:
+                    raise RunError("", f"applying the configuration failed: {exc}") from exc
+                finally:
+                    self._journal_changed(sid)
+                if "mtu" in config and spec.measure_ceilings:
+                    await self._ceiling_at_mtu(sid, int(config["mtu"]))
+                phased = workload.kind in PHASED
+                measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
+                                   SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
+                result = await self.runner.run(
+                    trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
+                    drop_caches_on=[spec.server, *spec.clients],
+                    monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
+                    max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
+                    cancel=self.cancel, engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
+                )  # fmt: skip
+                summary.update(phase_figures(result.summaries) if phased else self._figures(result.totals, measure))
+                summary.update(
+                    ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
+                    caches_dropped=list(result.caches_dropped), warnings=result.warnings,
+                    clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
+                                 "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
+                )  # fmt: skip
+                state, reason, value = self._judge(result.error, summary, phased, result.ended)
+                if self.skip.is_set() and not self.cancel.is_set():  # a cut-short trial must not rank
+                    state, reason, value = TrialState.BROKEN, SKIPPED, None
+            except RunError as exc:
+                reason = str(exc)
+            if state == TrialState.BROKEN and reason and reason != SKIPPED and not self.cancel.is_set():
+                lost, reason = await self._blame(sid, name, config, reason)
         finally:
             if state == TrialState.OK or reason or not self.cancel.is_set():
                 self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
@@ -381,7 +501,25 @@ class SweepEngine:
                                            cv=float(cv) if isinstance(cv, int | float) else None,
                                            stable=summary.get("steady"), skipped=reason == SKIPPED))  # fmt: skip
             self._progress()
+        if lost is not None:
+            raise _HostGone(lost)
         return value
+
+    async def _blame(self, sid: int, name: str, config: Config, reason: str) -> tuple[HostLost | None, str]:
+        """After a broken trial: did a host go away (the trial runs again later), or did this
+        configuration break it (a second loss under the same configuration: recorded against it)?"""
+        host = await self._gone_host()
+        if host is None:
+            return None, reason  # every host answers: the trial broke on its own (recorded against it)
+        kind = workload_kind(name)
+        doing = f"during a {kind} trial with {', '.join(f'{k}={v}' for k, v in config.items())}"
+        lost = HostLost(sid, host, doing, dict(config), droppable=host in self.spec.clients and len(self.spec.clients) > 1)
+        before = [t for t in self.store.trials(sid) if dict(t.config) == dict(config)
+                  and isinstance(t.workload, dict) and t.workload.get("kind") == kind
+                  and f"{host} stopped answering" in t.reason]  # fmt: skip
+        if before:
+            return lost, f"{host} stopped answering again under this configuration: {BLAMED} ({reason})"
+        return lost, f"{INTERRUPTED}: {host} stopped answering during this trial, which runs again later ({reason})"
 
     def _figures(self, totals: Sequence[Sample], measure: _Measure) -> dict[str, Any]:
         kept = [s for s in totals if s.t > measure.warmup_s]

@@ -52,6 +52,19 @@ class SweepFinished:
     state: str  # SessionState value: complete / cancelled / interrupted
     trials: int
     problems: tuple[str, ...] = ()  # reverts that failed: the admin must look at these hosts
+    topups: int = 0  # trials run again for configurations that had lost runs to broken trials
+    paused_for: str = ""  # the host that stopped answering, when that ended the run (resume it later)
+
+
+@dataclass(frozen=True, slots=True)
+class HostLost:
+    """A host stopped answering during a trial; the sweep waits for a decision (wait, drop, stop)."""
+
+    session_id: int
+    host: str
+    doing: str  # what the sweep was doing there, in words
+    config: Mapping[str, Any]
+    droppable: bool  # a client, and not the last one: the sweep can go on without it
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,8 @@ class SweepSpec:
             for v in values:
                 if problem := SPECS[knob].validity.problem(v if isinstance(v, int | str) else str(v)):
                     raise ValueError(f"{knob}: {problem}")
-        if "async" in [str(v) for v in self.plan.knobs.get("export_sync", ())] and not self.async_opt_in:
+        tried = [str(v) for v in self.plan.knobs.get("export_sync", ())]
+        if "async" in tried and not self.async_opt_in and str(self.plan.baseline.get("export_sync")) != "async":
             raise ValueError("export_sync=async may lose acknowledged writes on a server crash: "
                              "sweep it only with --async-opt-in")
         for w in self.plan.workloads:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from app.discovery import discover_host, hosts_from_ssh_config
 from app.events import EventBus
 from app.facts.model import HostFacts
 from app.facts.parse_nfs import parse_exportfs
-from app.hosts import HostPool, UnknownHostKey
+from app.hosts import HostError, HostPool, UnknownHostKey
 from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
 from app.knobs.recovery import Pending
@@ -22,6 +23,7 @@ from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Journal, Prepared
 from app.sweep.spec import SweepSpec
 
+ANSWER_S = 10.0  # a host that cannot run `true` in this long has stopped answering
 PINNED = ("mtu", "nconnect")  # knobs a client's other mount of the server pins to its own connection
 
 
@@ -73,6 +75,14 @@ class SshHosts:
 
     async def revert_leftover(self, store: Store, entry: JournalEntry) -> None:
         await recovery.revert_entry(store, self.pool, entry)
+
+    async def answering(self, host: str) -> bool:
+        # the whole probe is bounded: a wedged host can hold every channel of its connection
+        try:
+            result = await asyncio.wait_for(self.pool[host].run(["true"], timeout=ANSWER_S), ANSWER_S + 5)
+        except (HostError, TimeoutError, OSError):
+            return False
+        return result.exit_status == 0
 
     async def close(self) -> None:
         await self.pool.close()
