@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 from pathlib import Path
@@ -27,32 +26,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.grids import KNOBS, LAB_GRID, SYNTHETIC_GRID, load_runs, seqread_surface  # noqa: E402
 from experiments.plan import Config, Plan  # noqa: E402
 from experiments.strategies import TrialResult, best_config, make_strategy, run_offline  # noqa: E402
 
-SYNTHETIC_GRID = Path(__file__).with_name("data") / "grid_seqread.json"
-LAB_GRID = Path(__file__).with_name("data") / "grid_seqread_lab.json"
-KNOBS: dict[str, list[int]] = {
-    "rsize": [8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576],
-    "nfsd_threads": [4, 8, 16, 32, 64, 128],
-    "read_ahead_kb": [128, 512, 1024, 4096, 16384],
-}
-
 
 def synthetic_grid(seed: int = 7, runs: int = 3) -> dict[str, object]:
-    """A gigabit seq-read surface: per-RPC overhead at small rsize, thread starvation and
-    contention, and readahead that matters most at small rsize (an interaction)."""
+    """The gigabit seq-read surface (benchmarks.grids.seqread_surface) with noise and run times."""
     rng = random.Random(seed)
-    link = 117.0  # MB/s of payload on 1 Gbit/s
     entries = []
     for rsize in KNOBS["rsize"]:
         for threads in KNOBS["nfsd_threads"]:
             for ra in KNOBS["read_ahead_kb"]:
                 kb = rsize / 1024
-                f_rsize = 1.0 - math.exp(-kb / 48.0)
-                f_threads = min(1.0, (threads / 16.0) ** 0.35) * (1.0 - 0.03 * max(0.0, math.log2(threads / 32.0)))
-                f_ra = 1.0 - 0.45 * math.exp(-ra / (kb * 6.0)) - 0.02 * max(0.0, math.log2(ra / 4096.0))
-                true = link * f_rsize * f_threads * f_ra
+                true = seqread_surface(rsize, threads, ra)
                 # bigger blocks burst higher but dip deeper: noisier at the top end
                 noise = 0.015 + 0.01 * (kb >= 512)
                 values = [round(true * (1 + rng.gauss(0, noise)), 3) for _ in range(runs)]
@@ -64,12 +51,14 @@ def synthetic_grid(seed: int = 7, runs: int = 3) -> dict[str, object]:
 
 
 def load_grid(path: Path) -> tuple[dict[str, list[int]], dict[Config, tuple[float, float]]]:
-    data = json.loads(path.read_text())
-    table = {
-        Config(e["config"]): (sum(e["values"]) / len(e["values"]), float(sum(e["durations_s"])))
-        for e in data["runs"]
-    }
-    return data["knobs"], table
+    """Per configuration the mean of its ok runs and the sum of all its run times (only-broken ones left out)."""
+    grid = load_runs(path)
+    table = {}
+    for config, runs in grid.runs.items():
+        ok = [v for v, _ in runs if v is not None]
+        if ok:
+            table[config] = (sum(ok) / len(ok), float(sum(d for _, d in runs)))
+    return grid.knobs, table  # type: ignore[return-value]  # the recorded knobs are ints
 
 
 def main() -> None:

@@ -73,6 +73,21 @@ class Timing:
         return self.setup_s + self.warmup_s + self.max_measure_s
 
 
+def with_baseline(knobs: Mapping[str, tuple[Value, ...]], baseline: Mapping[str, Value]) -> dict[str, tuple[Value, ...]]:
+    """The candidates with each knob's current value among them: what the hosts had is always
+    measured, so "keep the current settings" means keep what they had, never a plan's first guess."""
+    out: dict[str, tuple[Value, ...]] = {}
+    for knob, values in knobs.items():
+        base = baseline.get(knob)
+        if base is None or base in values:
+            out[knob] = tuple(values)
+        elif all(isinstance(v, int) for v in (*values, base)):
+            out[knob] = tuple(sorted((*values, base)))
+        else:
+            out[knob] = (*values, base)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     knobs: Mapping[str, tuple[Value, ...]]  # knob -> candidate values, in their natural order
@@ -99,6 +114,7 @@ class Plan:
             raise ValueError("a plan needs at least one workload")
         if not 1 <= self.min_runs <= self.max_runs:
             raise ValueError("need 1 <= min_runs <= max_runs")
+        object.__setattr__(self, "knobs", with_baseline(self.knobs, self.baseline))
 
     @property
     def grid_size(self) -> int:

@@ -117,6 +117,9 @@ class GridStrategy(_Base):
         names = list(self.knobs)
         configs = [Config(dict(zip(names, combo, strict=True))) for combo in itertools.product(*self.knobs.values())]
         random.Random(self.seed).shuffle(configs)
+        if self.start in configs:  # the current configuration first: everything is judged against it
+            configs.remove(self.start)
+            configs.insert(0, self.start)
         return configs
 
     def next_trials(self, results: Sequence[TrialResult]) -> list[Config]:
@@ -187,6 +190,8 @@ class CoordinateStrategy(_Base):
         return sorted({*range(0, n, step), n - 1, current})
 
     def _better(self, new: float, old: float) -> bool:
+        if not math.isfinite(old):  # nothing measured yet (its runs broke): anything measured is better
+            return math.isfinite(new) or new > old
         return new > old + abs(old) * self.min_gain
 
     def _search(self, evaluate: Evaluate) -> object:

@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.paths import resolve_db_path
-from app.recommend.evidence import config_text, mbps
-from app.report.session_data import load_session_data, objective_views, trial_figures, trial_mean, workload_kind
+from app.recommend.evidence import config_text
+from app.recommend.units import figure_text
+from app.report.session_data import (
+    load_session_data,
+    objective_views,
+    trial_figure_text,
+    trial_figures,
+    trial_mean,
+    workload_kind,
+)
 from app.store.csv_export import export_csv
 from app.store.errors import NotFoundError, StoreError
 from app.store.records import TrialRecord
@@ -72,7 +80,8 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 views, _ = objective_views(store, s.id, telemetry=False)
                 rows.append({"id": s.id, "created": s.created, "date": _date(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
-                             "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure} for v in views},
+                             "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit}
+                                             for v in views},
                              "origin": s.origin})
     except StoreError as e:
         return _fail(str(e))
@@ -85,7 +94,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 0
     for r in rows:
         recommended: dict[str, dict[str, Any]] = r["recommended"]
-        rec = ", ".join(f"{o} {config_text(v['config'])} {mbps(v['figure_bps'])}"
+        rec = ", ".join(f"{o} {config_text(v['config'])} {figure_text(v['figure_bps'], v['unit'])}"
                         for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
         imported = "  (imported)" if r["origin"] else ""
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
@@ -95,7 +104,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _trial_line(t: TrialRecord) -> str:
     fig, mean = trial_figures(t), trial_mean(t)
-    figure = f"{mbps(mean)} cv {fig.get('cv', 0):.1%} dip {fig.get('deepest_dip', 0):.0%}" \
+    figure = f"{trial_figure_text(t)} cv {fig.get('cv', 0):.1%} dip {fig.get('deepest_dip', 0):.0%}" \
         if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""
     return f"  #{t.id:<5} {t.state.value:<8} {workload_kind(t.workload):<12} {config_text(t.config)}: {figure}{reason}"
@@ -139,7 +148,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not views:
         out.write("  none: no ok trial informs an objective\n")
     for v in views:
-        figure = f": {mbps(v.figure)}" if v.figure is not None else ""
+        figure = f": {v.figure_text()}" if v.figure is not None else ""
         out.write(f"  [{v.objective}] {config_text(v.config)}{figure}\n")
         out.writelines(f"    - {line}\n" for line in v.evidence)
         out.writelines(f"    ! {w}\n" for w in v.warnings)

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.paths import resolve_db_path
+from app.recommend.units import figure_text
 from app.runner import ENGINES
 from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
 from app.session.plan import plan_problems
@@ -114,7 +115,7 @@ class _Printer:
             self.out.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
         elif isinstance(event, TrialFinished):
             config = " ".join(f"{k}={v}" for k, v in event.config.items())
-            what = f"{event.value_bps / 1e6:.1f} MB/s" if event.value_bps is not None else f"broken: {event.reason}"
+            what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
             self.out.write(("\r\x1b[K" if self.tty else "") + f"trial {event.trial_id} {event.workload} {config}: {what}\n")
         elif isinstance(event, Message):
             self.out.write(("\r\x1b[K" if self.tty else "") + f"{event.level.value}: {event.text} {event.detail}\n")

@@ -7,7 +7,9 @@ The rule (one for every objective):
    over every configuration measured more than once: with two runs each, one
    configuration's own spread rests on one degree of freedom, the pool on as many as
    there are repeated configurations. A configuration whose own runs disagree more than
-   the pool is judged on its own, larger spread (a noisy setting earns no confidence).
+   the pool beyond chance (a variance-ratio F test at 1 %: with two or three runs, an
+   ordinary configuration's spread exceeds the pool's half of the time) is judged on its
+   own, larger spread: a noisy setting earns no confidence.
 2. Every candidate with at least ``MIN_RUNS`` kept runs is compared with the baseline
    (what the hosts had) by a one-sided t-test, and the Holm step-down correction keeps
    the chance of any false "better" at ``1 - confidence`` across all of them, however
@@ -25,11 +27,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from experiments.statistics import t_cdf, t_quantile
+from experiments.statistics import incomplete_beta, t_cdf, t_quantile
 
 MIN_RUNS = 2  # kept runs a configuration needs before it can be recommended
 _FLOOR = 1e-12  # log of a zero figure
 WILD = 10.0  # a spread this many times the median one's is not the session's noise
+NOISIER = 0.01  # F-test level at which a configuration counts as noisier than the session
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +95,23 @@ def pooled(groups: Mapping[str, Noise]) -> tuple[float | None, int]:
     return math.fsum((g.n - 1) * (g.var or 0.0) for g in kept) / df, df
 
 
+def f_sf(x: float, d1: float, d2: float) -> float:
+    """P(F > x) for Fisher's F with (d1, d2) degrees of freedom."""
+    if x <= 0.0:
+        return 1.0
+    return 1.0 - incomplete_beta(d1 / 2.0, d2 / 2.0, d1 * x / (d1 * x + d2))
+
+
+def noisier(g: Noise, pool: float, pool_df: int) -> bool:
+    """Whether the configuration's own spread exceeds the session's beyond chance."""
+    if g.var is None or g.var <= pool:
+        return False
+    return pool <= 0.0 or f_sf(g.var / pool, g.n - 1, pool_df) < NOISIER
+
+
 def _side(g: Noise, pool: float, pool_df: int) -> tuple[float, float]:
-    """(variance of the mean, its degrees of freedom): the pool's, or the group's own if larger."""
-    if g.var is not None and g.var > pool:
+    """(variance of the mean, its degrees of freedom): the pool's, or the group's own if it is noisier."""
+    if g.var is not None and noisier(g, pool, pool_df):
         return g.var / g.n, float(g.n - 1)
     return pool / g.n, float(pool_df)
 

@@ -8,21 +8,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.recommend.evidence import config_text, mbps, pct
+from app.recommend.units import BYTES, OPS, figure_text
 
-__all__ = ["ci_text", "config_text", "date_text", "mbps", "ops_text", "pct", "value_text"]
+__all__ = ["ci_text", "config_text", "date_text", "figure_text", "mbps", "ops_text", "pct", "value_text"]
 
 
 def date_text(t: float | None) -> str:
     return "—" if t is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
-def ci_text(mean: float | None, half_width: float | None, scale: float = 1e6, unit: str = "MB/s") -> str:
-    """'112.3 ± 1.8 MB/s', or '112.3 MB/s (one run)' when no interval exists."""
+def ci_text(mean: float | None, half_width: float | None, unit: str = BYTES) -> str:
+    """'112.3 ± 1.8 MB/s' or '1,234 ± 56 ops/s' (unit: app.recommend.units); '(one run)' without an interval."""
     if mean is None or not math.isfinite(mean):
         return "—"
     if half_width is None or not math.isfinite(half_width):
-        return f"{mean / scale:.1f} {unit} (one run)"
-    return f"{mean / scale:.1f} ± {half_width / scale:.1f} {unit}"
+        return f"{figure_text(mean, unit)} (one run)"
+    if unit == OPS:
+        return f"{mean:,.0f} ± {half_width:,.0f} ops/s"
+    return f"{mean / 1e6:.1f} ± {half_width / 1e6:.1f} MB/s"
 
 
 def ops_text(ops: float | None) -> str:

@@ -17,8 +17,15 @@ from typing import Any
 
 from app import __version__
 from app.report.charts import knob_charts, over_time_charts
-from app.report.formatting import ci_text, config_text, date_text, mbps, ops_text, pct, value_text
-from app.report.session_data import SessionData, load_session_data, plan_summary, trial_mean, trial_ops, workload_kind
+from app.report.formatting import ci_text, config_text, date_text, ops_text, pct, value_text
+from app.report.session_data import (
+    SessionData,
+    load_session_data,
+    plan_summary,
+    trial_figure_text,
+    trial_ops,
+    workload_kind,
+)
 from app.report.tables import workload_table
 from app.store.sample_blocks import SampleArrays
 from app.store.store import Store
@@ -104,8 +111,8 @@ def _recommendations(data: SessionData) -> str:
             out.append(f'<p class="warn">⚠ {_e(w)}</p>')
         out.append(_table(
             ("Rank", "Configuration", "Sustainable", "Mean", "Runs", "Median CV", "Deepest dip", "Trials"),
-            [(r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width),
-              ci_text(r.mean, r.half_width), r.n,
+            [(r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width, o.unit),
+              ci_text(r.mean, r.half_width, o.unit), r.n,
               pct(r.median_cv) if r.median_cv is not None else "—",
               pct(r.deepest_dip) if r.deepest_dip is not None else "—",
               ", ".join(f"#{t}" for t in r.trial_ids)) for r in o.ranking],
@@ -194,7 +201,7 @@ def _journal(data: SessionData) -> str:
 def _trials(data: SessionData) -> str:
     return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", "Reason"),
                   [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config), t.state.value,
-                    mbps(m) if (m := trial_mean(t)) is not None else "—", ops_text(trial_ops(t)), t.reason)
+                    trial_figure_text(t), ops_text(trial_ops(t)), t.reason)
                    for t in data.trials], numeric=(2, 5, 6), cls="trials")
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.recommend.context import recommend_session
-from app.recommend.evidence import config_text, mbps
+from app.recommend.evidence import config_text
+from app.recommend.units import BYTES, OPS, figure_text, unit_of
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key
 from app.snippets import context_for_session, render_all
@@ -42,8 +43,18 @@ def trial_figures(trial: TrialRecord) -> Mapping[str, Any]:
 
 
 def trial_mean(trial: TrialRecord) -> float | None:
-    """The trial's mean throughput (bytes/s) from its summary; None when none was kept."""
+    """The trial's figure (bytes/s, or ops/s: see trial_unit) from its summary; None when none was kept."""
     return _num(trial_figures(trial).get("mean"))
+
+
+def trial_unit(trial: TrialRecord) -> str:
+    """The unit of trial_mean: the trial's objective's (older phased trials stored bytes: their summary says so)."""
+    s = trial.summary if isinstance(trial.summary, Mapping) else {}
+    return OPS if s.get("unit") == OPS else BYTES
+
+
+def trial_figure_text(trial: TrialRecord) -> str:
+    return figure_text(trial_mean(trial), trial_unit(trial))
 
 
 def trial_ops(trial: TrialRecord) -> float | None:
@@ -143,14 +154,23 @@ class ObjectiveView:
         row = self.recommended or self.best
         return row.mean if row is not None else None
 
+    @property
+    def unit(self) -> str:
+        """The objective's unit: B/s, or ops/s for small files, tree and directory scaling."""
+        return unit_of(self.objective)
+
+    def figure_text(self, value: float | None = None) -> str:
+        """A figure of this objective in its unit; the recommended one when none is given."""
+        return figure_text(self.figure if value is None else value, self.unit)
+
     def verdict(self) -> str:
         """One line: what to do, and the figure it stands on."""
         what = "Change to" if self.changed else "Keep the current settings"
-        figure = f" — {mbps(self.figure)}" if self.figure is not None else ""
+        figure = f" — {self.figure_text()}" if self.figure is not None else ""
         return f"{what}: {config_text(self.config)}{figure}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"objective": self.objective, "config": self.config, "figure_bps": self.figure,
+        return {"objective": self.objective, "config": self.config, "figure_bps": self.figure, "unit": self.unit,
                 "changed": self.changed, "gain_rel": self.gain_rel, "gain_beyond_noise": self.gain_beyond_noise,
                 "evidence": list(self.evidence), "warnings": list(self.warnings), "stored": self.stored,
                 "ranking": [{"rank": r.rank, "config": r.config, "trial_ids": list(r.trial_ids), "n": r.n,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -63,14 +62,13 @@ from experiments.samples import Sample
 from experiments.stability import SteadyStateDetector, summarize
 from experiments.statistics import RepeatPolicy, repeat_decision
 from experiments.strategies import TrialResult, make_strategy
+from experiments.topups import TOPUP_TRIES, short_of_runs, topup_budget, topup_order
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
-TOPUP_TRIES = 2  # extra trials a configuration that lost runs may get at the end of its workload
-TOPUP_SHARE = 0.25  # ... and all top-ups of a workload together, as a share of its trials
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
 BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
 
@@ -384,29 +382,13 @@ class SweepEngine:
 
     async def _top_up(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                       mount_point: str, name: str, results: list[TrialResult]) -> None:  # fmt: skip
-        """Give configurations that lost runs to broken trials their runs back, within a budget.
-
-        The current configuration first (everything is judged against it), then the best
-        figures: a top configuration one run short is where a lost run costs the most.
-        """
-        budget = max(TOPUP_TRIES, math.ceil(TOPUP_SHARE * len(results)))
-        start = self.spec.plan.start_config()
+        """Give configurations that lost runs to broken trials their runs back (the rule: experiments.topups)."""
+        budget, min_runs = topup_budget(results), self.policy.min_runs
         blamed = {Config(t.config) for t in self.store.trials(sid) if BLAMED in t.reason}
-
-        def short(config: Config) -> bool:
-            if config in blamed:
-                return False
-            runs = [r for r in results if r.config == config]
-            ok = sum(1 for r in runs if r.value is not None)
-            return ok < self.policy.min_runs and ok < len(runs)
-
-        def order(config: Config) -> tuple[bool, float]:
-            return config != start, -max((r.value or 0.0 for r in results if r.config == config), default=0.0)
-
         done = 0
-        for config in sorted((c for c in dict.fromkeys(r.config for r in results) if short(c)), key=order):
+        for config in topup_order(results, self.spec.plan.start_config(), min_runs, blamed):
             tries = 0
-            while short(config) and tries < TOPUP_TRIES and done < budget and not self.cancel.is_set():
+            while short_of_runs(config, results, min_runs) and tries < TOPUP_TRIES and done < budget:
                 await self._unpaused()
                 if self.cancel.is_set():
                     return
@@ -499,7 +481,8 @@ class SweepEngine:
             cv = summary.get("cv")
             self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,
                                            cv=float(cv) if isinstance(cv, int | float) else None,
-                                           stable=summary.get("steady"), skipped=reason == SKIPPED))  # fmt: skip
+                                           stable=summary.get("steady"), skipped=reason == SKIPPED,
+                                           unit=str(summary.get("unit", "B/s"))))  # fmt: skip
             self._progress()
         if lost is not None:
             raise _HostGone(lost)

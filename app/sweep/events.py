@@ -32,11 +32,12 @@ class TrialFinished:
     config: Mapping[str, Any]
     workload: str
     state: str  # TrialState value: ok / broken
-    value_bps: float | None  # the trial's mean throughput when ok
+    value_bps: float | None  # the trial's figure when ok: mean bytes/s, or ops/s where ``unit`` says so
     reason: str = ""
     cv: float | None = None  # stddev / mean of the measured window
     stable: bool | None = None  # the steady-state detector was satisfied
     skipped: bool = False  # the admin ended its measuring early (stored as broken)
+    unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
 
 
 @dataclass(frozen=True, slots=True)

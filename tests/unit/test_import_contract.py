@@ -150,7 +150,7 @@ def test_the_graph_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> 
 UI_MAY_IMPORT = (
     "app", "app.paths", "app.events", "app.cli", "app.desktop_entry",  # entry points, the event bus
     "app.session",  # the application layer
-    "app.report", "app.store", "app.recommend.evidence",  # the read model, stored records, how figures read
+    "app.report", "app.store", "app.recommend.evidence", "app.recommend.units",  # the read model, records, how figures read
     "app.knobs.catalog", "app.knobs.model", "app.facts.model", "app.snippets.model",  # the core's types
     "app.sweep.events", "app.sweep.spec",
     "experiments.samples",

@@ -59,7 +59,7 @@ def test_list_shows_date_hosts_state_and_the_recommendation_per_objective(tmp_pa
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list", "--json")
     data = json.loads(out)
     assert data["sessions"][0]["recommended"] == {"seq_read": {"config": {"rsize": 1048576},
-                                                               "figure_bps": pytest.approx(111e6)}}
+                                                               "figure_bps": pytest.approx(111e6), "unit": "B/s"}}
 
 
 def test_list_without_a_database_says_so_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

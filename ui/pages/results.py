@@ -166,7 +166,7 @@ class ResultsPage(Page):
             if view.gain_rel is not None else ""
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
         self.recommendation.setText(f"<p><b>{html.escape(view.verdict())}</b>{html.escape(gain)}</p><ul>{evidence}</ul>")
-        fill_table(self.ranking, [(r.rank, config_text(r.config), ci_text(r.mean, r.half_width),
+        fill_table(self.ranking, [(r.rank, config_text(r.config), ci_text(r.mean, r.half_width, view.unit),
                                    pct(r.median_cv) if r.median_cv is not None else "—", r.n)
                                   for r in view.ranking], numeric=(0, 2, 3, 4))  # fmt: skip
         self.chart.set_effects(knob_effects(view))

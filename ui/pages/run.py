@@ -26,13 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.knobs.catalog import SPECS
+from app.recommend.units import figure_text
 from app.recommend.evidence import config_text
 from app.session import SessionError
 from app.store import SessionState
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.async_tasks import spawn
 from ui.live_plot import LivePlots
-from ui.pages.base import Page, duration, mb_s
+from ui.pages.base import Page, duration
 from ui.questions import ask_to_revert
 
 OUTCOME_TEXT = {SessionState.COMPLETE: "complete", SessionState.CANCELLED: "cancelled and reverted",
@@ -172,7 +173,7 @@ class RunPage(Page):
             mark, figures = "broken", ev.reason[:60]
         else:
             mark = "stable" if ev.stable else "unstable"
-            figures = mb_s(ev.value_bps) + (f", CV {ev.cv * 100:.1f} %" if ev.cv is not None else "")
+            figures = figure_text(ev.value_bps, ev.unit) + (f", CV {ev.cv * 100:.1f} %" if ev.cv is not None else "")
         item = QListWidgetItem(f"#{len(self.finished_trials)} {ev.workload}, {mark}\n{figures}")
         item.setToolTip(config_text(dict(ev.config)) + (f"\n{ev.reason}" if ev.reason else ""))
         good = ev.value_bps is not None and bool(ev.stable)

@@ -36,8 +36,8 @@ class ObjectiveBox(QGroupBox):
             layout.addWidget(_label(f"⚠ {w}", self))
         self.ranking: QTableWidget = make_table(RANK_COLUMNS, self, name=f"ranking {view.objective}")
         fill_table(self.ranking, [
-            (r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width),
-             ci_text(r.mean, r.half_width), r.n, pct(r.median_cv) if r.median_cv is not None else "—",
+            (r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width, view.unit),
+             ci_text(r.mean, r.half_width, view.unit), r.n, pct(r.median_cv) if r.median_cv is not None else "—",
              pct(r.deepest_dip) if r.deepest_dip is not None else "—", ", ".join(f"#{t}" for t in r.trial_ids))
             for r in view.ranking], numeric=(0, 2, 3, 4, 5, 6))
         self.ranking.setMinimumHeight(min(60 + 30 * len(view.ranking), 320))

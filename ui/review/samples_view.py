@@ -15,7 +15,8 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.report import trial_mean, workload_kind
-from app.report.formatting import config_text, mbps
+from app.report.formatting import config_text
+from app.report.session_data import trial_figure_text
 from app.store.records import TrialRecord
 from app.store.store import Store
 from ui import theme
@@ -48,7 +49,7 @@ class SamplesView(QWidget):
         self.table = make_table(("Trial", "Workload", "Rep", *self.knobs, "State", "Mean"), self, name="trials")
         fill_table(self.table, [
             (f"#{t.id}", workload_kind(t.workload), t.repetition, *(str(t.config.get(k, "—")) for k in self.knobs),
-             t.state.value, mbps(m) if (m := trial_mean(t)) is not None else "—") for t in self.trials],
+             t.state.value, trial_figure_text(t)) for t in self.trials],
             numeric=(2,))
         self.table.itemSelectionChanged.connect(self._zoom_to_selected)
         self.caption = QLabel("Select a trial to zoom to it; drag or wheel to zoom, right-drag to stretch.", self)
@@ -106,7 +107,7 @@ class SamplesView(QWidget):
             return ""
         mean = trial_mean(t)
         return (f"Trial #{t.id} · {workload_kind(t.workload)} · repetition {t.repetition} · {t.state.value} · "
-                f"{config_text(t.config)}" + (f" · mean {mbps(mean)}" if mean is not None else "")
+                f"{config_text(t.config)}" + (f" · mean {trial_figure_text(t)}" if mean is not None else "")
                 + (f" · {t.reason}" if t.reason else ""))
 
     def zoom_to(self, trial_id: int) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.recommend.evidence import mbps
 from app.report import objective_views, plan_summary
 from app.report.formatting import date_text
 from app.store.records import SessionRecord
@@ -29,7 +28,7 @@ class SessionRow:
     def of(cls, store: Store, s: SessionRecord) -> SessionRow:
         views, _ = objective_views(store, s.id, telemetry=False)
         state = s.state.value + (" (imported)" if s.origin else "")
-        best = ", ".join(f"{v.objective} {mbps(v.figure)}" for v in views if v.figure is not None)
+        best = ", ".join(f"{v.objective} {v.figure_text()}" for v in views if v.figure is not None)
         return cls(s.id, s.created, date_text(s.created), s.hosts, plan_summary(s.plan), state,
                    best or "no results", s.origin, s.notes)
 
