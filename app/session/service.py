@@ -34,8 +34,8 @@ from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
 from app.store import Store
 from app.store.records import JournalEntry
-from app.sweep.engine import Decision, SweepEngine
-from app.sweep.events import HostLost
+from app.sweep.engine import SweepEngine
+from app.sweep.events import Decision, HostLost
 from app.sweep.events import SweepFinished
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured

@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from app.sweep.session_facts import (
 )
 from app.sweep.ssh_hosts import SshHosts
 from app.sweep.events import (
+    Decision,
     HostLost,
     JournalChanged,
     Progress,
@@ -71,8 +72,6 @@ MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
 BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
-
-Decision = Literal["wait", "drop", "stop"]
 
 
 class _HostGone(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from app.store.records import JournalEntry
 
@@ -55,6 +55,9 @@ class SweepFinished:
     problems: tuple[str, ...] = ()  # reverts that failed: the admin must look at these hosts
     topups: int = 0  # trials run again for configurations that had lost runs to broken trials
     paused_for: str = ""  # the host that stopped answering, when that ended the run (resume it later)
+
+
+Decision = Literal["wait", "drop", "stop"]  # what to do about a lost host (HostLost)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMessageBox, QWizard
 from app.session import Role
 from app.simulated import SimulatedHosts
 from app.store import JournalState, SessionState
+from app.sweep.events import TrialFinished
 from ui.main_window import MainWindow
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage
@@ -175,3 +176,30 @@ def test_pause_and_skip_reach_the_core(qtbot, session, tmp_path) -> None:  # typ
     run.skip_button.click()
     qtbot.waitUntil(lambda: run.strip.count() >= 1, timeout=20_000)
     assert "skipped" in run.strip.item(0).text()
+
+
+def test_a_host_that_stops_answering_asks_and_can_be_left_behind(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
+    wizard = window.wizard
+    plan = wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    hosts = session.hosts
+    assert isinstance(hosts, SimulatedHosts)
+    session.bus.subscribe(lambda _e: hosts.gone.add("client2"), TrialFinished)  # after the first trial
+    go_next(qtbot, wizard)
+    run = wizard.currentPage()
+    assert isinstance(run, RunPage)
+    qtbot.waitUntil(lambda: run.host_lost_question is not None and run.host_lost_question.isVisible(), timeout=30_000)
+    box = run.host_lost_question
+    assert box is not None and "client2 stopped answering" in box.text()
+    labels = {b.text() for b in box.buttons()}
+    assert labels == {"&Wait for client2", "Go on &without client2", "&Stop and put back"}
+    assert box.defaultButton().text() == "&Wait for client2"  # Enter never drops a host or stops the run
+    assert session.running  # nothing more runs until the admin chooses, but the run is not over
+    next(b for b in box.buttons() if "without" in b.text()).click()
+    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    finished = wizard.state.finished
+    assert finished is not None and finished.state == SessionState.COMPLETE.value
+    later = [t for t in session.store.trials(finished.session_id) if t.state.value == "ok"]
+    assert later and "client2" not in str(later[-1].summary.get("clients", {}))

@@ -16,8 +16,7 @@ from app.events import EventBus, Message
 from app.session import Role, TuningSession
 from app.simulated import SimulatedHosts
 from app.store import SessionState, Store, TrialState
-from app.sweep.engine import Decision
-from app.sweep.events import HostLost, SweepFinished, TrialFinished, TrialStarted
+from app.sweep.events import Decision, HostLost, SweepFinished, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec
 
 

@@ -30,7 +30,7 @@ from app.recommend.units import figure_text
 from app.recommend.evidence import config_text
 from app.session import SessionError
 from app.store import SessionState
-from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
+from app.sweep.events import Decision, HostLost, JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.async_tasks import spawn
 from ui.live_plot import LivePlots
 from ui.pages.base import Page, duration
@@ -70,6 +70,7 @@ class RunPage(Page):
         self.cancel_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton))
         self.cancel_button.clicked.connect(self.ask_cancel)
         self.cancel_question: QMessageBox | None = None
+        self.host_lost_question: QMessageBox | None = None
 
         self.plots = LivePlots(self.bridge.live, self)
         self.bridge.tick.connect(self.plots.refresh)
@@ -134,7 +135,41 @@ class RunPage(Page):
         self.strip.clear()
         self.state.finished, self.state.failed = None, ""
         self._set_running(True)
+        self.session.decide_host_lost = self.ask_host_lost
         self.task = spawn(self.session.run(self.state.spec), on_done=self._run_done, owner=self)
+
+    async def ask_host_lost(self, lost: HostLost) -> Decision:
+        """A host stopped answering: the admin chooses to wait, go on without that client, or stop."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "A host stopped answering",
+                          f"{lost.host} stopped answering {lost.doing}.\n\nNothing more runs until you choose. "
+                          "Its changes are put back by its dead-man switch if it stays away.", parent=self)  # fmt: skip
+        box.setObjectName("hostLostQuestion")
+        wait = box.addButton(f"&Wait for {lost.host}", QMessageBox.ButtonRole.AcceptRole)
+        drop = box.addButton(f"Go on &without {lost.host}", QMessageBox.ButtonRole.ActionRole) \
+            if lost.droppable else None  # fmt: skip
+        box.addButton("&Stop and put back", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(wait)
+        answer: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+        def done(_result: int) -> None:
+            clicked = box.clickedButton()
+            decision: Decision = "wait" if clicked is wait else "drop" if drop is not None and clicked is drop \
+                else "stop"  # fmt: skip
+            if not answer.done():
+                answer.set_result(decision)
+
+        box.finished.connect(done)
+        self.host_lost_question = box
+        self.trial_label.setText(f"{lost.host} stopped answering: waiting for your choice")
+        box.open()
+        try:
+            decision = await answer
+        finally:
+            self.host_lost_question = None
+        self.trial_label.setText({"wait": f"Waiting for {lost.host} to answer again…",
+                                  "drop": f"Going on without {lost.host}",
+                                  "stop": "Stopping and putting every change back…"}[decision])  # fmt: skip
+        return decision
 
     def _run_done(self, task: asyncio.Task[SweepFinished]) -> None:
         self.task = None
@@ -207,6 +242,11 @@ class RunPage(Page):
         if ev.problems:
             self.trial_label.setText(f"Run {outcome}, but some changes could not be put back: "
                                      + "; ".join(ev.problems))
+        elif ev.paused_for:
+            self.trial_label.setText(
+                f"Run stopped: {ev.paused_for} stopped answering. The other hosts' changes are back; "
+                f"{ev.paused_for}'s are put back by its dead-man switch. Go on later with "
+                f"`nfs-tuner sweep --resume {ev.session_id}`.")
         else:
             self.trial_label.setText(f"Run {outcome}. Every change on the hosts has been put back.")
         if ev.state == SessionState.COMPLETE.value:  # the estimate gives way to the trials really run
