@@ -388,12 +388,8 @@ class SweepEngine:
         for config in topup_order(results, self.spec.plan.start_config(), min_runs, blamed):
             tries = 0
             while short_of_runs(config, results, min_runs) and tries < TOPUP_TRIES and done < budget:
-                await self._unpaused()
-                if self.cancel.is_set():
+                if not await self._once(sid, plan_id, applier, telemetry, mount_point, name, config, results):
                     return
-                rep = sum(1 for r in results if r.config == config)
-                value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
-                results.append(TrialResult(config, value))
                 tries, done = tries + 1, done + 1
         if done:
             self._topups += done
@@ -414,15 +410,20 @@ class SweepEngine:
 
     async def _repeat(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                       mount_point: str, name: str, config: Config, results: list[TrialResult]) -> None:  # fmt: skip
-        while not self.cancel.is_set():
-            await self._unpaused()
-            if self.cancel.is_set():
-                return
-            rep = sum(1 for r in results if r.config == config)
-            value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
-            results.append(TrialResult(config, value))
+        while await self._once(sid, plan_id, applier, telemetry, mount_point, name, config, results):
             if not self._needs_more(config, results):
                 return
+
+    async def _once(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
+                    mount_point: str, name: str, config: Config, results: list[TrialResult]) -> bool:  # fmt: skip
+        """One more trial of ``config`` once not paused, added to ``results``; False when cancelled instead."""
+        await self._unpaused()
+        if self.cancel.is_set():
+            return False
+        rep = sum(1 for r in results if r.config == config)
+        value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
+        results.append(TrialResult(config, value))
+        return True
 
     async def _trial(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                      mount_point: str, name: str, config: Config, rep: int) -> float | None:  # fmt: skip

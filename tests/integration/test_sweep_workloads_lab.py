@@ -1,0 +1,65 @@
+"""Every workload kind completes inside a sweep on two real clients, and is judged in its own unit.
+
+Streaming workloads are measured until steady (bytes per second); small files, tree and
+directory scaling run all their phases to the end (operations per second per phase).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.events import EventBus
+from app.hosts import HostPool, SshSettings
+from app.store import JournalState, SessionState, Store, TrialState
+from app.sweep import SweepEngine, SweepSpec
+from app.sweep.spec import LOOPING, PHASED
+from experiments.plan import Plan, Timing
+from experiments.workloads import MIB
+from tests.conftest import LabHandle
+
+pytestmark = pytest.mark.lab
+TIMING = Timing(setup_s=10.0, warmup_s=1.0, min_measure_s=3.0, max_measure_s=4.0)
+PHASES = {"small_files": {"create", "stat", "read", "delete"}, "tree": {"extract", "find", "remove"},
+          "dir_scaling": {"create", "delete"}}  # fmt: skip
+
+
+def test_every_workload_kind_completes_on_two_clients(lab: LabHandle, tmp_path: Path) -> None:
+    kinds = sorted(LOOPING | PHASED)
+    plan = Plan(knobs={"nfsd_threads": (8,)}, workloads=tuple(kinds), strategy="grid", min_runs=1, max_runs=1,
+                timing=TIMING)  # fmt: skip
+    spec = SweepSpec("lab-server", ("lab-client1", "lab-client2"), "/srv/nfs", plan, file_size=32 * MIB,
+                     measure_ceilings=False)  # fmt: skip
+    settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
+    db = tmp_path / "kinds.db"
+
+    async def scenario() -> int:
+        with Store(db) as store:
+            async with HostPool(settings) as pool:
+                return await SweepEngine(store, pool, EventBus(), spec, deadman_timeout=60).run()
+
+    sid = asyncio.run(scenario())
+    with Store(db, readonly=True) as store:
+        assert store.get_session(sid).state == SessionState.COMPLETE
+        trials = {t.workload["kind"]: t for t in store.trials(sid)}
+        assert set(trials) == set(kinds)
+        for kind, t in trials.items():
+            assert t.state == TrialState.OK, f"{kind}: {t.reason}"
+            assert set(t.summary["clients"]) == {"lab-client1", "lab-client2"}
+            if kind in PHASED:
+                assert t.summary["unit"] == "ops/s" and t.summary["mean"] > 0, kind
+                assert set(t.summary["phases"]) == PHASES[kind], kind
+                assert all(p["ops"] > 0 for p in t.summary["phases"].values()), t.summary["phases"]
+                assert all(c["end"] == "done" for c in t.summary["clients"].values()), kind  # every phase ran
+                print(f"\n{kind}: {t.summary['mean']:,.0f} ops/s, phases "
+                      + ", ".join(f"{n} {p['seconds']:.1f} s" for n, p in t.summary["phases"].items()))
+            else:
+                assert t.summary["unit"] == "B/s" and t.summary["mean"] > 0, kind
+        units = {r.objective: r.evidence.get("unit") for r in store.recommendations(sid) if isinstance(r.evidence, dict)}
+        assert units["small_files"] == units["tree"] == units["dir_scaling"] == "ops/s"
+        assert units["seq_read"] == "B/s"
+        assert all(e.state == JournalState.REVERTED for e in store.journal(sid))
+    for client in ("lab-client1", "lab-client2"):  # nothing left behind on the clients' test mounts
+        assert "nfs-tuner" not in lab.run(client, "findmnt -rn -o TARGET").stdout
