@@ -18,6 +18,8 @@ ASYNC_RISK = (
 
 # Below this share of requests waiting for a thread, the wait counts as gone.
 NO_WAIT = 0.01
+# At or above it at every thread count, pool_stats counts every request (newer kernels), not the waits.
+ALL_ENQUEUED = 0.99
 
 
 def mbps(bps: float) -> str:
@@ -81,9 +83,16 @@ def threads_sentence(
     if before is None or after is None:
         return (f"nfsd threads {old} → {new}{added}; no pool_stats telemetry was recorded "
                 "to show whether requests waited for a thread.")
+    if before >= ALL_ENQUEUED and after >= ALL_ENQUEUED:
+        return (f"nfsd threads {old} → {new}{added}. This server's `pool_stats` counts every request as "
+                "enqueued (kernels since 6.7 queue each one), so it cannot show whether requests waited for "
+                "a thread.")
     if before < NO_WAIT:
         return (f"`pool_stats` shows almost no requests waiting at {old} threads ({pct(before)}); "
                 f"{new} threads{added or ' changed little'} — the gain is not from thread waits.")
+    if after >= before:
+        return (f"`pool_stats` shows {pct(before)} of requests waiting for a thread at {old} threads and "
+                f"{pct(after)} at {new}: the thread count did not shorten the wait{added}.")
     effect = "removed the wait" if after < NO_WAIT else f"cut the wait to {pct(after)} of requests"
     return (f"`pool_stats` shows requests waiting at {old} threads ({pct(before)} of requests found "
             f"no free thread); {new} threads {effect}{added}.")

@@ -175,3 +175,21 @@ def test_a_clear_winner_among_many_is_found_whatever_the_baselines_own_spread() 
         assert o is not None
         kept += not o.changed
     assert kept / sessions <= 0.05, kept
+
+
+def test_thread_evidence_says_when_pool_stats_cannot_show_waits() -> None:
+    """Seen on the lab's kernel: packets-arrived == sockets-enqueued at 1, 8 and 32 threads; the evidence
+    had said '1 threads cut the wait to 100 % of requests'."""
+    from app.recommend.evidence import threads_sentence
+    from app.recommend.model import Gain
+
+    base = recommend_objective("tree", runs({"nfsd_threads": 8}, [979.0, 990.0]), baseline={"nfsd_threads": 8})
+    best = recommend_objective("tree", runs({"nfsd_threads": 1}, [1054.0, 1053.0]), baseline={"nfsd_threads": 1})
+    assert base is not None and best is not None
+    gain = Gain(75.0, 0.077, 0.05, 0.1, True)
+    every = TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=1000.0)
+    line = threads_sentence(best.best, base.best, gain, every, every)
+    assert line is not None and "cannot show whether requests waited" in line and "cut the wait" not in line
+    worse = threads_sentence(best.best, base.best, gain, TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=300.0),
+                             TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=200.0))
+    assert worse is not None and "did not shorten the wait" in worse
