@@ -124,6 +124,11 @@ def stripe_cache_sentence(
 
 
 def stability_text(result: ConfigResult, unit: str = BYTES) -> str:
+    if unit != BYTES:  # phased work is timed whole: its figure has no within-run samples to spread
+        t = result.throughput
+        spread = pct(t.stddev / t.mean) if t.n > 1 and t.mean else "unknown (one run)"
+        return (f"Run-to-run spread over {t.n} run(s): {spread}; each run's figure is the operations of all its "
+                "phases over their time.")
     s = result.stability
     return (f"Stability over {result.throughput.n} run(s): median CV {pct(s.median_cv)}, "
             f"p5 floor {figure_text(s.p5_floor, unit)}, deepest dip {pct(s.deepest_dip)}, "
