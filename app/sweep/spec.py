@@ -25,7 +25,7 @@ LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed
 # phase would time nothing, and a stop mid-tree leaves thousands of files to remove.
 PHASED = {"small_files", "tree", "dir_scaling"}
 SWEEPABLE = LOOPING | PHASED
-PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 20_000}}  # a trial's size, not a study's
+PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 10_000}}  # a trial's size, not a study's
 SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync")
 MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect")
 CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
