@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.facts.model import HostFacts
 from app.hosts import ConnectionRefused, UnknownHostKey
-from app.knobs.model import Value
+from app.knobs.model import KnobError, Value
 from app.knobs.recovery import Pending
 from app.runner import ClientWork, RunError, RunResult, TelemetryTarget
 from app.runner.baselines import DiskCeiling, TcpCeiling
@@ -78,15 +78,19 @@ class SimulatedJournal:
 
 
 class SimulatedApplier:
-    def __init__(self, journal: SimulatedJournal, spec: SweepSpec, state: _State, mount_point: str) -> None:
+    def __init__(self, journal: SimulatedJournal, spec: SweepSpec, state: _State, mount_point: str,
+                 refuse: set[tuple[str, str]] | None = None) -> None:  # fmt: skip
         self.journal = journal
         self.spec = spec
         self.state = state
         self.mount_point = mount_point
         self._server: dict[str, tuple[Value, int | None]] = {}
         self._clients: list[int] = []
+        self.refuse = refuse if refuse is not None else set()
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
+        if refused := [f"{k}={v}" for k, v in config.items() if (k, str(v)) in self.refuse]:
+            raise KnobError(f"the host refused {', '.join(refused)}")
         out = Applying()
         for knob in SERVER_KNOBS:
             if knob not in config:
@@ -210,6 +214,7 @@ class SimulatedHosts:
         self.state = _State()
         self.gone: set[str] = set()  # hosts that stopped answering (tests take one away and bring it back)
         self.fail_next: list[str] = []  # reasons the next trials break with while every host answers
+        self.refuse: set[tuple[str, str]] = set()  # (knob, value) the hosts refuse to apply, as a real one may
 
     def config_at(self, directory: str) -> Mapping[str, Value]:
         """The configuration a client's I/O in ``directory`` runs with (today's outside a test mount)."""
@@ -251,7 +256,7 @@ class SimulatedHosts:
 
     async def prepare(self, spec: SweepSpec, journal: Journal, mount_point: str) -> Prepared:
         assert isinstance(journal, SimulatedJournal), "SimulatedHosts prepares with its own journal"
-        applier = SimulatedApplier(journal, spec, self.state, mount_point)
+        applier = SimulatedApplier(journal, spec, self.state, mount_point, self.refuse)
         telemetry = [TelemetryTarget(h, Telemetry()) for h in (spec.server, *spec.clients)]
         return Prepared(applier, telemetry)
 

@@ -72,6 +72,7 @@ MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
 BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
+REFUSED = "applying the configuration failed"  # a host refused it (a bad value, a shared transport): its own
 
 
 class _HostGone(Exception):
@@ -381,9 +382,12 @@ class SweepEngine:
 
     async def _top_up(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
                       mount_point: str, name: str, results: list[TrialResult]) -> None:  # fmt: skip
-        """Give configurations that lost runs to broken trials their runs back (the rule: experiments.topups)."""
+        """Give configurations that lost runs to broken trials their runs back (the rule: experiments.topups).
+
+        Not those a host refused or that broke a host: running them again gives the same answer.
+        """
         budget, min_runs = topup_budget(results), self.policy.min_runs
-        blamed = {Config(t.config) for t in self.store.trials(sid) if BLAMED in t.reason}
+        blamed = {Config(t.config) for t in self.store.trials(sid) if BLAMED in t.reason or t.reason.startswith(REFUSED)}
         done = 0
         for config in topup_order(results, self.spec.plan.start_config(), min_runs, blamed):
             tries = 0
@@ -442,7 +446,7 @@ class SweepEngine:
                     applying = await applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
                     summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
                 except (KnobError, HostError) as exc:
-                    raise RunError("", f"applying the configuration failed: {exc}") from exc
+                    raise RunError("", f"{REFUSED}: {exc}") from exc
                 finally:
                     self._journal_changed(sid)
                 if "mtu" in config and spec.measure_ceilings:

@@ -156,3 +156,19 @@ def test_configurations_that_lost_runs_get_them_back(store: Store) -> None:
     assert trials[0].state == TrialState.BROKEN and "hung" in trials[0].reason
     first_config = dict(trials[0].config)
     assert any(t.state == TrialState.OK and dict(t.config) == first_config for t in trials[1:])
+
+
+def test_a_configuration_the_hosts_refuse_is_not_topped_up(store: Store) -> None:
+    """Seen in the lab: an MTU trial refused on a shared connection was run again by the top-ups, to the
+    same refusal. Refused at apply is the configuration's answer, not a lost run."""
+    hosts = SimulatedHosts(speed=400.0)
+    hosts.refuse = {("nfsd_threads", "64")}
+
+    async def go() -> SweepFinished:
+        session = await connected(store, hosts, ("client1",))
+        return await session.run(plan(session, runs=1))
+
+    finished = asyncio.run(go())
+    assert finished.state == "complete" and finished.topups == 0
+    refused = [t for t in store.trials(finished.session_id) if t.config.get("nfsd_threads") == 64]
+    assert len(refused) == 2 and all(t.reason.startswith("applying the configuration failed") for t in refused)
