@@ -142,12 +142,6 @@ def _find_baseline(
     return min(groups, key=lambda k: min(f.order for f in groups[k])) if groups else None
 
 
-def _close(a: ConfigResult, b: ConfigResult, figs: Mapping[str, list[TrialFigures]], confidence: float) -> bool:
-    """Whether b's figure is within the noise of a's (Welch on the sustained figures)."""
-    c = compare(sustained(figs[config_key(a.config)]), sustained(figs[config_key(b.config)]), confidence)
-    return not c.beyond_noise
-
-
 def recommend_objective(
     objective: str,
     figures: Sequence[TrialFigures],
@@ -181,7 +175,7 @@ def recommend_objective(
     # the gain shown: of the change made, or, when the baseline stays, of the best that did not make it
     contender = chosen if changed else best
     gain = _gain(candidates, base_key, config_key(contender.config), verdict, confidence) if base_key else None
-    runner_up = _runner_up(ranking, chosen, base_key, verdict, candidates, confidence)
+    runner_up = _runner_up(ranking, chosen, base_key, verdict, confidence)
 
     best_sync: ConfigResult | None = None
     async_gain: Gain | None = None
@@ -243,16 +237,17 @@ def _gain(candidates: Mapping[str, list[TrialFigures]], base_key: str, chosen_ke
                 rel_high=high if finite else None, beyond_noise=v.beyond_noise)
 
 
-def _runner_up(ranking: Sequence[ConfigResult], chosen: ConfigResult, base_key: str | None, verdict: Choice,
-               candidates: Mapping[str, list[TrialFigures]], confidence: float) -> ConfigResult | None:  # fmt: skip
-    """The next configuration the rule would also have accepted, when it is within the noise of the choice."""
+def _runner_up(ranking: Sequence[ConfigResult], chosen: ConfigResult, base_key: str | None,
+               verdict: Choice, confidence: float) -> ConfigResult | None:  # fmt: skip
+    """The next configuration the rule also accepted, when it is within the noise of the choice."""
+    chosen_key = config_key(chosen.config)
     for r in ranking:
         key = config_key(r.config)
         if r is chosen or key == base_key:
             continue
         v = verdict.versus.get(key)
-        if v is not None and v.beyond_noise and len(candidates[key]) >= 2 and len(candidates[config_key(chosen.config)]) >= 2:
-            return r if _close(chosen, r, candidates, confidence) else None
+        if v is not None and v.beyond_noise:  # tested, so measured at least MIN_RUNS times
+            return r if verdict.within_noise(chosen_key, key, confidence) else None
     return None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from experiments.statistics import incomplete_beta, t_cdf, t_quantile
 
@@ -69,6 +69,16 @@ class Choice:
     versus: Mapping[str, Versus]  # every tested candidate, by key
     pooled_df: int
     rule: str  # in words, for the evidence
+    groups: Mapping[str, Noise] = field(default_factory=dict)  # each configuration's log figures
+    pool: float | None = None  # the pooled log variance (None: nothing measured twice)
+
+    def within_noise(self, a: str, b: str, confidence: float) -> bool:
+        """Whether two configurations differ by less than the noise, judged as the rule judges gains."""
+        if self.pool is None or a not in self.groups or b not in self.groups:
+            return False
+        v = versus(b, self.groups[b], self.groups[a], self.pool, self.pooled_df)
+        low, high = v.ratio_interval(confidence)
+        return low <= 0.0 <= high
 
 
 def noise_of(values: Sequence[float]) -> Noise:
@@ -162,4 +172,4 @@ def choose(
     rule = (f"the highest-ranked configuration whose gain over the current settings is beyond the run-to-run "
             f"noise: {len(tests)} candidate(s) with ≥ {MIN_RUNS} runs each tested against them (one-sided t, "
             f"Holm-corrected, {confidence:.0%}; noise pooled over {pool_df} degree(s) of freedom)")
-    return Choice(winners[0] if winners else None, judged, pool_df, rule)
+    return Choice(winners[0] if winners else None, judged, pool_df, rule, groups, pool)
