@@ -4,9 +4,10 @@ PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
 PYTEST_ARGS ?=
 PROFILE   ?= gigabit
+RTT_MS    ?=
 MTU       ?= 9000
 
-.PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-mtu screenshots bundle clean
+.PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -34,13 +35,21 @@ lint: $(STAMP)
 
 # The local NFS lab: three User-Mode Linux hosts in a private network namespace.
 lab-up: $(STAMP)
-	$(PY) -m tests.lab up --profile $(PROFILE)
+	$(PY) -m tests.lab up --profile $(PROFILE) $(if $(RTT_MS),--rtt-ms $(RTT_MS))
 
 lab-down: $(STAMP)
 	$(PY) -m tests.lab down
 
 lab-status: $(STAMP)
 	$(PY) -m tests.lab status
+
+# Restart any lab guest that stopped answering (its console is kept).
+lab-heal: $(STAMP)
+	$(PY) -m tests.lab heal
+
+# Reshape the running lab: make lab-profile PROFILE=wan RTT_MS=10
+lab-profile: $(STAMP)
+	$(PY) -m tests.lab profile $(PROFILE) $(if $(RTT_MS),--rtt-ms $(RTT_MS))
 
 # Set the lab switch's MTU (1500 makes an MTU black hole for hosts asked for 9000).
 lab-mtu: $(STAMP)

@@ -55,6 +55,11 @@ def lab() -> Iterator[LabHandle]:
             the_lab.up(profile="gigabit")
         except LabError as exc:
             pytest.fail(f"the lab did not start: {exc}", pytrace=False)
+    else:
+        try:  # a guest wedged by an earlier run is restarted, and named
+            the_lab.heal(say=lambda m: print(m, flush=True))
+        except LabError as exc:
+            pytest.fail(f"the lab has a guest that stopped answering and could not restart it: {exc}", pytrace=False)
     try:
         yield LabHandle(the_lab)
     finally:

@@ -83,10 +83,11 @@ def threads_sentence(
     if before is None or after is None:
         return (f"nfsd threads {old} → {new}{added}; no pool_stats telemetry was recorded "
                 "to show whether requests waited for a thread.")
-    if before >= ALL_ENQUEUED and after >= ALL_ENQUEUED:
+    no_woken = (base_tel is None or base_tel.woken_per_s is None) and (best_tel is None or best_tel.woken_per_s is None)
+    if no_woken and before >= ALL_ENQUEUED and after >= ALL_ENQUEUED:
         return (f"nfsd threads {old} → {new}{added}. This server's `pool_stats` counts every request as "
-                "enqueued (kernels since 6.7 queue each one), so it cannot show whether requests waited for "
-                "a thread.")
+                "enqueued (kernels since 4.0 queue each one) and no threads-woken figure was recorded, so it "
+                "cannot show whether requests waited for a thread.")
     if before < NO_WAIT:
         return (f"`pool_stats` shows almost no requests waiting at {old} threads ({pct(before)}); "
                 f"{new} threads{added or ' changed little'} — the gain is not from thread waits.")

@@ -56,7 +56,7 @@ run mount -t hostfs -o "/usr/lib/uml/modules/$kver" none "/run/modroot/lib/modul
 printf '#!/bin/sh\nexec /sbin/modprobe -d /run/modroot "$@"\n' > /run/modprobe
 chmod 755 /run/modprobe
 echo /run/modprobe > /proc/sys/kernel/modprobe
-for m in sunrpc nfsd nfs nfsv3 nfsv4 raid456 bridge; do run /run/modprobe "$m"; done
+for m in sunrpc nfsd nfs nfsv3 nfsv4 raid456 bridge sch_netem ifb act_mirred cls_matchall; do run /run/modprobe "$m"; done
 
 step memory
 # A UML guest whose page cache fills its RAM can lock up: ksoftirqd spins on network
@@ -123,9 +123,22 @@ run rpcbind -w
 run rpc.statd --no-notify
 
 if [ "$lab_role" = server ]; then
+    step disks
+    # Each RAID member is a dm-delay device over its ubd disk, passing straight
+    # through (0 ms) until a lab profile gives reads, writes and flushes the cost of
+    # a real disk (`dmsetup load` on the running lab: tests/lab/profiles.py).
+    run /run/modprobe dm-delay
+    members=""
+    for d in a b c; do
+        sectors=$(blockdev --getsz "/dev/ubd$d") || fail "cannot size /dev/ubd$d"
+        run dmsetup create "lab-md-$d" --table "0 $sectors delay /dev/ubd$d 0 0 /dev/ubd$d 0 0 /dev/ubd$d 0 0"
+        members="$members /dev/mapper/lab-md-$d"
+    done
+    run dmsetup mknodes
     step raid
+    # shellcheck disable=SC2086
     run mdadm --create /dev/md0 --run --quiet --level=5 --raid-devices=3 --chunk=512 \
-        --assume-clean /dev/ubda /dev/ubdb /dev/ubdc
+        --assume-clean $members
     step filesystem
     run mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -L labexport /dev/md0
     mkdir -p /srv/nfs

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tests.lab.profiles import PROFILES, Profile, ProfileError, guest_delay_script, host_tc, profile, server_disk_script
+
 REPO = Path(__file__).resolve().parents[2]
 GUEST_INIT = Path(__file__).resolve().with_name("guest_init.sh")
 SUBNET_PREFIX = "10.213.7"
@@ -37,12 +39,6 @@ OFFLOADS = ("tso", "gso", "gro", "tx")
 # The guest's vec0 keeps tx checksumming fixed on; the rest must be off there too.
 GUEST_OFFLOADS = ("tso", "gso", "gro")
 BOOT_TIMEOUT = 90.0
-PROFILES = {
-    # The link is the ceiling, as in the seeds' gigabit tests.
-    "gigabit": "1gbit",
-    # Unshaped: per-RPC CPU cost dominates, as on a 10 GbE LAN.
-    "fast": None,
-}
 
 
 @dataclass(frozen=True)
@@ -73,6 +69,7 @@ class LabState:
     ports: dict[str, int] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)  # guest name or "forwarder" -> pid
     mtu: int = 9000
+    rtt_ms: float | None = None  # the wan profile's round trip where not its default
 
 
 def _run(argv: list[str], *, check: bool = True, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -130,27 +127,28 @@ class Lab:
         return bool(state and self._netns_exists() and state.pids and all(_alive(p) for p in state.pids.values()))
 
     # -------------------------------------------------------------------- up
-    def up(self, profile: str = "gigabit", say: Callable[[str], None] = print) -> LabState:
-        if profile not in PROFILES:
-            raise LabError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    def up(self, profile: str = "gigabit", say: Callable[[str], None] = print, rtt_ms: float | None = None) -> LabState:
+        chosen = _profile(profile, rtt_ms)
         if self.is_up():
             state = self._load_state()
             assert state is not None
-            say(f"lab is already up ({self.ssh_config}); `make lab-down` first to restart it")
+            say(f"lab is already up ({self.ssh_config}); `make lab-down` first to start afresh")
+            self.heal(say)  # a guest that stopped answering is named and restarted
             return state
         self._preflight()
         self.down(say=lambda _m: None)  # clear what a crashed run left
-        state = LabState(netns=self.netns, profile=profile)
+        state = LabState(netns=self.netns, profile=profile, rtt_ms=rtt_ms)
         try:
             self._step("prepare lab files", say, self._prepare_files)
             self._step("create network namespace and bridge", say, self._make_network)
             self._step("boot the UML guests", say, lambda: self._boot(state))
             self._step("wait for the guests", say, lambda: self._wait_ready(state))
-            self._step("turn off tap offloads and shape the link", say, lambda: self._host_links(state))
+            self._step("turn off tap offloads and shape the link", say, lambda: self._host_links(chosen))
             self._step("start the loopback forwarder", say, lambda: self._forward(state))
             self._save_state(state)
             self._write_ssh_config(state)
             self._step("set guest offloads", say, self._guest_offloads)
+            self._step(f"shape the guests ({_describe(chosen)})", say, lambda: self._shape_guests(chosen))
             self._step("mount the export on the clients", say, self._mount_clients)
             self._step("self-test", say, self._self_test)
         except BaseException:
@@ -161,7 +159,7 @@ class Lab:
             say(f"lab-up failed: tearing down what was started (logs kept in {self.logs})")
             self.down(say=lambda _m: None)
             raise
-        say(f"lab is up: ssh -F {self.ssh_config} lab-server (profile {profile})")
+        say(f"lab is up: ssh -F {self.ssh_config} lab-server (profile {profile}: {_describe(chosen)})")
         return state
 
     def _step(self, name: str, say: Callable[[str], None], func: Callable[[], object]) -> None:
@@ -243,7 +241,7 @@ class Lab:
         self._ns("ip", "link", "set", "br0", "mtu", "9000", "up")
         self._ns("ip", "addr", "add", f"{BRIDGE_IP}/24", "dev", "br0")
 
-    def _boot(self, state: LabState) -> None:
+    def _boot(self, state: LabState, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
         env_args = [
             f"lab_dir={self.dir}",
             f"lab_subnet={SUBNET_PREFIX}.0/24",
@@ -251,7 +249,7 @@ class Lab:
             f"lab_client1_ip={GUESTS[1].ip}",
             f"lab_client2_ip={GUESTS[2].ip}",
         ]
-        for guest in GUESTS:
+        for guest in guests:
             disks = [f"ubd{chr(ord('0') + i)}={self.dir / 'disks' / d}" for i, d in enumerate(guest.disks)]
             argv = [
                 "ip", "netns", "exec", self.netns, "linux.uml",
@@ -263,14 +261,17 @@ class Lab:
                 *disks, *env_args,
                 f"lab_name={guest.name}", f"lab_role={guest.role}", f"lab_ip={guest.ip}",
             ]  # fmt: skip
-            log = open(self.logs / f"{guest.name}.log", "wb")
+            console = self.logs / f"{guest.name}.log"
+            if console.exists():  # a restarted guest's last console is evidence: keep it
+                console.replace(console.with_suffix(".log.1"))
+            log = open(console, "wb")
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             log.close()
             state.pids[guest.name] = proc.pid
 
-    def _wait_ready(self, state: LabState) -> None:
+    def _wait_ready(self, state: LabState, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
         deadline = time.monotonic() + BOOT_TIMEOUT
-        pending = {g.name for g in GUESTS}
+        pending = {g.name for g in guests}
         while pending:
             for name in sorted(pending):
                 log = self.logs / f"{name}.log"
@@ -294,27 +295,39 @@ class Lab:
         steps = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("LAB-STEP")] if log.exists() else []
         return steps[-1].removeprefix("LAB-STEP ") if steps else "kernel boot"
 
-    def _host_links(self, state: LabState) -> None:
+    def _host_links(self, chosen: Profile) -> None:
         # The guests have attached to their taps (which resets offloads): turn the
         # offloads off now, on the taps and the bridge. With them on, TCP through
         # UML crawls with retransmits.
         for dev in [g.tap for g in GUESTS] + ["br0"]:
             self._ns("ethtool", "-K", dev, *(x for o in OFFLOADS for x in (o, "off")))
-        self.set_profile(state.profile, state)
+        self._shape_taps(chosen)
 
-    def set_profile(self, profile: str, state: LabState | None = None) -> None:
-        if profile not in PROFILES:
-            raise LabError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-        rate = PROFILES[profile]
+    def _shape_taps(self, chosen: Profile) -> None:
         for guest in GUESTS:
-            if rate:
-                self._ns("tc", "qdisc", "replace", "dev", guest.tap, "root", "tbf", "rate", rate, "burst", "512kb", "latency", "20ms")
-            else:
-                self._ns("tc", "qdisc", "del", "dev", guest.tap, "root", check=False)
-        state = state or self._load_state()
+            for argv in host_tc(guest.tap, chosen):
+                self._ns(*argv, check=chosen.rate is not None)
+
+    def _shape_guests(self, chosen: Profile, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
+        for guest in guests:
+            self.ssh(guest.name, guest_delay_script(chosen))
+            if guest.role == "server":
+                self.ssh(guest.name, server_disk_script(chosen), timeout=120)
+
+    def set_profile(self, name: str, rtt_ms: float | None = None) -> Profile:
+        """Reshape the running lab: the switch ports, the guests' path and the server's disks."""
+        chosen = _profile(name, rtt_ms)
+        self._shape_taps(chosen)
+        self._shape_guests(chosen)
+        state = self._load_state()
         if state is not None:
-            state.profile = profile
+            state.profile, state.rtt_ms = name, rtt_ms
             self._save_state(state)
+        return chosen
+
+    def current_profile(self) -> Profile:
+        state = self._load_state()
+        return _profile(state.profile, state.rtt_ms) if state else PROFILES["gigabit"]
 
     def set_mtu(self, mtu: int) -> None:
         """The switch's MTU: 9000 passes jumbo frames; 1500 drops them (a black hole)."""
@@ -383,6 +396,11 @@ class Lab:
         except subprocess.TimeoutExpired:
             raise LabError(f"`{command}` on {host} did not finish in {timeout:.0f} s") from None
 
+    def ssh_start(self, host: str, command: str) -> subprocess.Popen[str]:
+        """``command`` started as root on a lab guest; the caller collects it (communicate)."""
+        argv = ["ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", host, command]
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
     def _wait_ssh(self, host: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while True:
@@ -393,15 +411,90 @@ class Lab:
                 raise LabError(f"ssh to {host} fails: {proc.stderr.strip()}")
             time.sleep(0.5)
 
-    def _guest_offloads(self) -> None:
+    def _guest_offloads(self, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
         offs = " ".join(f"{o} off" for o in GUEST_OFFLOADS)
-        for guest in GUESTS:
+        for guest in guests:
             self._wait_ssh(guest.name)
             self.ssh(guest.name, f"ethtool -K vec0 {offs}")
 
-    def _mount_clients(self) -> None:
-        for guest in GUESTS[1:]:
-            self.ssh(guest.name, f"mkdir -p /mnt/lab && mount -t nfs -o vers=4.2 lab-server:/srv/nfs /mnt/lab", timeout=90)
+    def _mount_clients(self, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
+        for guest in (g for g in guests if g.role == "client"):
+            # A lazy unmount first: after a server restart the old mount's handles are stale.
+            self.ssh(guest.name, "umount -l /mnt/lab 2>/dev/null; mkdir -p /mnt/lab && mount -t nfs -o vers=4.2 lab-server:/srv/nfs /mnt/lab", timeout=90)
+
+    # ---------------------------------------------------------------- watch
+    def console_tail(self, name: str, lines: int = 12) -> str:
+        log = self.logs / f"{name}.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:]) or "(no console output)"
+
+    def unhealthy(self, timeout: float = 15) -> dict[str, str]:
+        """Guests that do not answer, by name: what is wrong, with the console's tail."""
+        state = self._load_state()
+        if state is None:
+            return {g.name: "the lab is not up" for g in GUESTS}
+        found = {}
+        for guest in GUESTS:
+            pid = state.pids.get(guest.name)
+            if not (pid and _alive(pid)):
+                problem = "its kernel has exited"
+            elif self.ssh(guest.name, "true", timeout=timeout, check=False).returncode != 0:
+                problem = f"it does not answer SSH within {timeout:.0f} s"
+            else:
+                continue
+            found[guest.name] = f"{problem}; console ({self.logs / (guest.name + '.log')}) ends:\n{self.console_tail(guest.name)}"
+        return found
+
+    def _dump_kernel_state(self, name: str) -> Path:
+        """A hung guest's memory and blocked tasks (sysrq m, w through its mconsole), kept with its console."""
+        mconsole = self.dir / "uml" / f"{self.umid_prefix}-{name}" / "mconsole"
+        for key in ("m", "w", "l"):
+            # uml_mconsole waits for a reply it never gets here; the request is taken at once.
+            _run(["timeout", "3", "uml_mconsole", str(mconsole), "sysrq", key], check=False, timeout=10)
+        time.sleep(1)
+        out = self.logs / f"{name}.wedge-{time.strftime('%Y%m%d-%H%M%S')}.txt"
+        out.write_text(self.console_tail(name, lines=400) + "\n")
+        return out
+
+    def heal(self, say: Callable[[str], None] = print) -> list[str]:
+        """Restart every guest that stopped answering; returns their names.
+
+        A client comes back alone. A restarted server has a new, empty export, so
+        the clients mount it again.
+        """
+        sick = self.unhealthy()
+        if not sick:
+            return []
+        state = self._load_state()
+        if state is None or not self._netns_exists():
+            raise LabError("the lab is not up: `make lab-up`")
+        for name, problem in sick.items():
+            say(f"lab: {name} stopped answering: {problem}")
+        guests = tuple(g for g in GUESTS if g.name in sick)
+        for guest in guests:
+            pid = state.pids.get(guest.name)
+            if pid and _alive(pid):
+                say(f"lab: {guest.name}'s kernel state is in {self._dump_kernel_state(guest.name)}")
+            victims = ([pid] if pid else []) + self._lab_processes(guest.name)
+            for p in victims:
+                _kill_group(p, signal.SIGKILL)
+            _wait_gone(victims, 10)
+            shutil.rmtree(self.dir / "uml" / f"{self.umid_prefix}-{guest.name}", ignore_errors=True)
+        chosen = _profile(state.profile, state.rtt_ms)
+        self._step(f"restart {', '.join(sick)}", say, lambda: self._boot(state, guests))
+        self._save_state(state)
+        self._step("wait for the restarted guests", say, lambda: self._wait_ready(state, guests))
+        for guest in guests:
+            self._ns("ethtool", "-K", guest.tap, *(x for o in OFFLOADS for x in (o, "off")))
+        self._shape_taps(chosen)
+        self._step("set guest offloads", say, lambda: self._guest_offloads(guests))
+        self._step("shape the restarted guests", say, lambda: self._shape_guests(chosen, guests))
+        if state.mtu != 9000:
+            self.set_mtu(state.mtu)
+        remount = GUESTS if any(g.role == "server" for g in guests) else guests
+        self._step("mount the export again", say, lambda: self._mount_clients(remount))
+        say(f"lab: {', '.join(sick)} restarted")
+        return list(sick)
 
     def _self_test(self) -> None:
         problems = []
@@ -450,9 +543,9 @@ class Lab:
             raise LabError(f"processes of the lab survived: {leftovers}")
         say("lab is down")
 
-    def _lab_processes(self) -> list[int]:
+    def _lab_processes(self, guest: str = "") -> list[int]:
         found = []
-        marker = f"umid={self.umid_prefix}-".encode()
+        marker = f"umid={self.umid_prefix}-{guest}".encode() + (b"\0" if guest else b"")
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
@@ -488,6 +581,23 @@ class Lab:
             forwarder_alive=_alive(state.pids.get("forwarder", -1)) if "forwarder" in state.pids else False,
         )
         return report
+
+
+def _profile(name: str, rtt_ms: float | None) -> Profile:
+    try:
+        return profile(name, rtt_ms)
+    except ProfileError as exc:
+        raise LabError(str(exc)) from None
+
+
+def _describe(p: Profile) -> str:
+    parts = [f"link {p.rate or 'unshaped'}"]
+    if p.rtt_ms:
+        parts.append(f"RTT +{p.rtt_ms:g} ms")
+    if any(p.disk_ms):
+        slow = [cls for cls, ms in zip(("reads", "writes", "flushes"), p.disk_ms, strict=True) if ms]
+        parts.append(f"disk {', '.join(slow)} delayed")
+    return ", ".join(parts)
 
 
 def _ssh_banner(port: int) -> bool:

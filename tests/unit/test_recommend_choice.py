@@ -193,3 +193,23 @@ def test_thread_evidence_says_when_pool_stats_cannot_show_waits() -> None:
     worse = threads_sentence(best.best, base.best, gain, TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=300.0),
                              TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=200.0))
     assert worse is not None and "did not shorten the wait" in worse
+
+
+def test_thread_evidence_reads_the_wait_from_threads_woken() -> None:
+    """The lab's 6.1 server under 16 random-read streams (tests/lab/effects.py): at 1 thread 474 of 503
+    requests found no idle thread, at 32 threads none did, while sockets-enqueued stayed equal to
+    packets-arrived. 1 - woken / arrived is the wait; enqueued / arrived would say 100 % at both."""
+    from app.recommend.evidence import threads_sentence
+    from app.recommend.model import Gain
+
+    base = recommend_objective("seq_read", runs({"nfsd_threads": 1}, [50.0, 51.0]), baseline={"nfsd_threads": 1})
+    best = recommend_objective("seq_read", runs({"nfsd_threads": 32}, [870.0, 875.0]), baseline={"nfsd_threads": 32})
+    assert base is not None and best is not None
+    at_1 = TelemetryDigest(arrived_per_s=50.3, enqueued_per_s=50.3, woken_per_s=2.9)
+    at_32 = TelemetryDigest(arrived_per_s=905.3, enqueued_per_s=905.3, woken_per_s=905.3)
+    assert at_1.waiting_share is not None and abs(at_1.waiting_share - 474 / 503) < 0.01
+    assert at_32.waiting_share == 0.0
+    line = threads_sentence(best.best, base.best, Gain(820.0, 16.4, 15.0, 18.0, True), at_32, at_1)
+    assert line is not None and "removed the wait" in line and "94 %" in line, line
+    # Telemetry from before threads-woken was kept still falls back to enqueued / arrived.
+    assert TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=300.0).waiting_share == 0.3

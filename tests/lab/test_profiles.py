@@ -1,0 +1,95 @@
+"""Each lab profile shows the effect it was built for (short runs; benchmarks/lab_profiles.py
+measures them long), and the lab restarts a guest that stopped answering."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import LabHandle
+from tests.lab import effects
+from tests.lab.lab import Lab, _profile
+from tests.lab.profiles import guest_delay_script, server_disk_script
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture
+def on_profile(lab: LabHandle) -> Iterator[Lab]:
+    """The lab, put back on the profile it had after the test."""
+    before = lab.lab.current_profile()
+    try:
+        yield lab.lab
+    finally:
+        lab.lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
+
+
+def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile: Lab) -> None:
+    on_profile.set_profile("wan", 20)
+    assert 18 <= effects.rtt_ms(on_profile) <= 30
+    client = effects.CLIENTS[0]
+    small = effects.cold_seq_read(on_profile, client, rsize=65536, read_ahead_kb=128, mib=48)
+    big = effects.cold_seq_read(on_profile, client, rsize=1048576, read_ahead_kb=16384, mib=48)
+    assert big / small >= 2.5, (small, big)
+    # The delay is on ingress: a sender's own queue stays empty (TCP small queues see no backlog).
+    assert "netem" in on_profile.ssh("lab-server", "tc qdisc show dev ifb0").stdout
+    assert "netem" not in on_profile.ssh("lab-server", "tc qdisc show dev vec0").stdout
+    on_profile.set_profile("gigabit")
+    assert effects.rtt_ms(on_profile) < 5
+    assert "netem" not in on_profile.ssh("lab-server", "tc qdisc show").stdout
+
+
+def test_hdd_makes_sync_exports_and_a_small_stripe_cache_cost(on_profile: Lab) -> None:
+    on_profile.set_profile("hdd")
+    client = effects.CLIENTS[0]
+    with effects.export_mode(on_profile, "sync"):
+        sync = effects.creates_per_s(on_profile, client, files=30)
+    with effects.export_mode(on_profile, "async"):
+        fast = effects.creates_per_s(on_profile, client, files=30)
+    assert fast / sync >= 5, (sync, fast)
+    assert "(rw,sync," in on_profile.ssh("lab-server", "exportfs -v").stdout.replace("\n", "")  # put back
+    small = effects.md_seq_write(on_profile, stripe_cache_size=256, mib=64)
+    big = effects.md_seq_write(on_profile, stripe_cache_size=4096, mib=64)
+    assert big / small >= 1.5, (small, big)
+    tables = on_profile.ssh("lab-server", "dmsetup table").stdout
+    assert tables.count("delay") == 3 and " 0 1 " in tables
+
+
+def test_contention_makes_nfsd_threads_matter_and_pool_stats_show_the_queue(on_profile: Lab) -> None:
+    on_profile.set_profile("contention")
+    few = effects.rand_read(on_profile, threads=1, streams=4, seconds=5, mib=64)
+    many = effects.rand_read(on_profile, threads=32, streams=4, seconds=5, mib=64)
+    assert many.iops / few.iops >= 3, (few, many)
+    assert few.queued_share > 0.5 > 0.1 > many.queued_share, (few, many)
+    assert on_profile.ssh("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip() == "8"  # put back
+
+
+def test_profile_scripts_are_plain_and_each_profile_resolves() -> None:
+    for name in ("gigabit", "fast", "wan", "hdd", "contention"):
+        p = _profile(name, None)
+        assert guest_delay_script(p).startswith("set -e")
+        assert server_disk_script(p).count("dmsetup load") == 3
+    assert "netem delay 5.000ms" in guest_delay_script(_profile("wan", 10))
+
+
+@pytest.mark.timeout(300)
+def test_a_wedged_client_is_named_with_its_console_and_restarted(lab: LabHandle) -> None:
+    the_lab = lab.lab
+    state = the_lab._load_state()
+    assert state is not None
+    pid = state.pids["lab-client2"]
+    os.killpg(pid, signal.SIGSTOP)  # a guest that stops answering, as a wedged one does
+    try:
+        sick = the_lab.unhealthy(timeout=5)
+        assert list(sick) == ["lab-client2"]
+        assert "does not answer SSH" in sick["lab-client2"] and "LAB-READY lab-client2" in sick["lab-client2"]
+    finally:
+        said: list[str] = []
+        assert the_lab.heal(say=said.append) == ["lab-client2"]
+    assert any("lab-client2 stopped answering" in m for m in said)
+    assert the_lab.unhealthy() == {}
+    assert the_lab.ssh("lab-client2", "findmnt -n -o FSTYPE /mnt/lab").stdout.strip() == "nfs4"
+    assert (the_lab.logs / "lab-client2.log.1").exists()  # the wedged guest's console is kept
