@@ -68,8 +68,8 @@ class Recorder:
 
 def row(knob: str, low: object, high: object, what: str, a: list[float], b: list[float], unit: str) -> str:
     ma, mb = statistics.median(a), statistics.median(b)
-    ratio = max(ma, mb) / min(ma, mb) if min(ma, mb) > 0 else float("inf")
-    return f"| {knob} | {low} | {high} | {what} | {ma:.1f} | {mb:.1f} | {unit} | ×{ratio:.1f} |"
+    ratio = f"×{max(ma, mb) / min(ma, mb):.1f}" if min(ma, mb) > 0 else "—"
+    return f"| {knob} | {low} | {high} | {what} | {ma:.1f} | {mb:.1f} | {unit} | {ratio} |"
 
 
 def k(**config: int | str) -> str:

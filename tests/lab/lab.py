@@ -9,6 +9,10 @@ Each guest is a UML kernel started inside a network namespace that the lab creat
 forwarder relays 127.0.0.1:PORT to each guest's sshd, and ``.lab/ssh_config`` names
 the hosts. Nothing here routes to the host's own network.
 
+The profile (tests/lab/profiles.py) shapes the switch ports, adds a round trip inside
+the guests and gives the server's disks a cost; ``heal`` restarts a guest that stopped
+answering, keeping its console.
+
 Everything the lab makes lives under the lab directory (default ``<repo>/.lab``)
 and in the namespace; ``down`` removes both, whatever state ``up`` stopped in.
 """
@@ -438,7 +442,7 @@ class Lab:
             pid = state.pids.get(guest.name)
             if not (pid and _alive(pid)):
                 problem = "its kernel has exited"
-            elif self.ssh(guest.name, "true", timeout=timeout, check=False).returncode != 0:
+            elif not self._answers(guest.name, timeout):
                 problem = f"it does not answer SSH within {timeout:.0f} s"
             else:
                 continue
@@ -455,6 +459,12 @@ class Lab:
         out = self.logs / f"{name}.wedge-{time.strftime('%Y%m%d-%H%M%S')}.txt"
         out.write_text(self.console_tail(name, lines=400) + "\n")
         return out
+
+    def _answers(self, host: str, timeout: float) -> bool:
+        try:
+            return self.ssh(host, "true", timeout=timeout, check=False).returncode == 0
+        except LabError:  # did not finish in time
+            return False
 
     def heal(self, say: Callable[[str], None] = print) -> list[str]:
         """Restart every guest that stopped answering; returns their names.
