@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from typing import Any
 
-from app.hosts import HostConnection
+from app.hosts import CommandResult, HostConnection
 from app.knobs.model import KnobError
 
 DEFAULT_TIMEOUT = 60.0
@@ -16,9 +17,29 @@ def _source() -> str:
     return resources.files("app.knobs").joinpath("deadman_host.py").read_text(encoding="utf-8")
 
 
-def state_dir(token: str, is_root: bool, user: str) -> str:
-    # /run is root's tmpfs; a sudo user keeps the switch's files in a private dir of /tmp.
-    return f"/run/nfs-tuner/{token}" if is_root else f"/tmp/nfs-tuner-{user}/{token}"
+# /run is root's tmpfs: the switch's parent directory there is root's alone (the
+# switch checks owner and mode and refuses otherwise). The same for a root login
+# and a sudo one: the switch always runs as root, through the changes' own sudo.
+STATE_ROOT = "/run/nfs-tuner"
+_TOKEN = re.compile(r"[0-9a-f]{1,64}")
+
+
+def state_dir(token: str) -> str:
+    if not _TOKEN.fullmatch(token):
+        raise KnobError(f"a dead-man token must be hex, not {token!r}")
+    return f"{STATE_ROOT}/{token}"
+
+
+async def _switch(conn: HostConnection, verb: str, d: str, *args: str, input: str | None = None,
+                  timeout: float | None = 30) -> CommandResult:  # fmt: skip
+    """One verb of the host's switch program, run as root (deadman_host.py)."""
+    priv = await conn.privilege()
+    return await conn.run(["python3", "-c", _source(), verb, d, *args], sudo=not priv.is_root, input=input,
+                          timeout=timeout)  # fmt: skip
+
+
+def _refusal(result: CommandResult) -> str:
+    return result.stderr.strip() or result.stdout.strip() or f"exit {result.exit_status}"
 
 
 class DeadMan:
@@ -26,50 +47,41 @@ class DeadMan:
         self.conn = conn
         self.token = token
         self.timeout = timeout
-        self.dir = ""
+        self.dir = state_dir(token)
         self.pid: int | None = None
 
     async def arm(self) -> None:
-        priv = await self.conn.privilege()
-        self.dir = state_dir(self.token, priv.is_root, priv.user)
-        parent = self.dir.rsplit("/", 1)[0]
-        await self.conn.run(["mkdir", "-p", "-m", "0700", parent])
-        result = await self.conn.run(["python3", "-c", _source(), self.dir, f"{self.timeout:g}"], timeout=30)
+        result = await _switch(self.conn, "arm", self.dir, f"{self.timeout:g}")
         words = result.stdout.split()
-        if not result.ok or len(words) != 2 or words[0] != "armed":
+        if not result.ok or len(words) != 2 or words[0] != "armed" or not words[1].isdigit():
             raise KnobError(
-                f"could not start the dead-man switch on {self.conn.name} "
-                f"({result.stderr.strip() or result.stdout.strip() or 'no output'}); nothing was changed. "
-                "It needs python3 on the host."
+                f"could not start the dead-man switch on {self.conn.name} ({_refusal(result)}); nothing was "
+                f"changed. It needs python3 on the host and a {STATE_ROOT} that only root can write."
             )
         self.pid = int(words[1])
 
     async def set_restore(self, entries: list[dict[str, Any]]) -> None:
         """Hand the host its way back before each change is made."""
-        path = f"{self.dir}/restore.json"
-        result = await self.conn.run(
-            ["sh", "-c", 'cat > "$1.tmp" && mv "$1.tmp" "$1"', "nfs-tuner", path], input=json.dumps(entries)
-        )
+        result = await _switch(self.conn, "write", self.dir, "restore.json", input=json.dumps(entries))
         if not result.ok:
-            raise KnobError(f"could not update the dead-man switch on {self.conn.name}: {result.stderr.strip()}")
+            raise KnobError(f"could not update the dead-man switch on {self.conn.name}: {_refusal(result)}")
 
     async def beat(self) -> None:
-        await self.conn.run(["touch", f"{self.dir}/heartbeat"], timeout=15)
+        await _switch(self.conn, "beat", self.dir, timeout=15)
 
     async def disarm(self) -> None:
-        await self.conn.run(["touch", f"{self.dir}/disarm"], timeout=15)
+        await _switch(self.conn, "disarm", self.dir, timeout=15)
 
     async def alive(self) -> bool:
-        if self.pid is None:
-            return False
-        return (await self.conn.run(["kill", "-0", str(self.pid)])).ok
+        return self.pid is not None and (await _switch(self.conn, "pending", self.dir)).ok
 
 
 async def fired_report(conn: HostConnection, token: str) -> dict[str, Any] | None:
-    """What a switch that fired did, if it fired (looked up after a controller crash)."""
-    priv = await conn.privilege()
-    path = f"{state_dir(token, priv.is_root, priv.user)}/fired.json"
-    result = await conn.run(["cat", path])
+    """What a switch that fired says it did, if it fired (looked up after a controller crash).
+
+    A claim, not a fact: recovery reads each value back before it believes one.
+    """
+    result = await _switch(conn, "read", state_dir(token), "fired.json")
     if not result.ok:
         return None
     try:
@@ -81,14 +93,9 @@ async def fired_report(conn: HostConnection, token: str) -> dict[str, Any] | Non
 
 async def switch_pending(conn: HostConnection, token: str) -> bool:
     """Whether a switch of this token is still armed (its controller died less than a timeout ago)."""
-    priv = await conn.privilege()
-    d = state_dir(token, priv.is_root, priv.user)
-    result = await conn.run(["sh", "-c", 'test -f "$1/pid" && kill -0 "$(cat "$1/pid")"', "nfs-tuner", d])
-    return result.ok
+    return (await _switch(conn, "pending", state_dir(token))).ok
 
 
 async def forget(conn: HostConnection, token: str) -> None:
     """Remove a fired switch's files once the journal has taken note."""
-    priv = await conn.privilege()
-    d = state_dir(token, priv.is_root, priv.user)
-    await conn.run(["rm", "-rf", "--", d])
+    await _switch(conn, "forget", state_dir(token))

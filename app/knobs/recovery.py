@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.hosts import HostError, HostPool
+from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
 from app.knobs.deadman import fired_report, forget, switch_pending
 from app.knobs.model import KnobError, Step
@@ -60,9 +60,14 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
                 reports[(entry.host, token)] = await fired_report(conn, token)
             report = reports.get((entry.host, token or ""))
             done = {r.get("id") for r in (report or {}).get("results", []) if r.get("ok")}
-            if entry.id in done:
-                store.journal_update(entry.id, JournalState.REVERTED_BY_HOST, "the host's dead-man switch restored it")
+            live = await _live_value(conn, entry) if entry.id in done else None
+            if entry.id in done and live in (str(entry.old_value), GONE_WITH_MOUNT):
+                store.journal_update(entry.id, JournalState.REVERTED_BY_HOST,
+                                     "the host's dead-man switch restored it (read back)")  # fmt: skip
                 out.append(Pending(entry, "reverted by host"))
+            elif entry.id in done:
+                # The switch's report is a claim: the value read now says otherwise.
+                out.append(Pending(entry, f"still changed? the host's switch reported it restored, but it reads {live}"))
             elif token and await switch_pending(conn, token):
                 out.append(Pending(entry, "switch armed: the host restores it within a minute"))
             else:
@@ -76,6 +81,20 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
             except HostError:
                 pass
     return out
+
+
+GONE_WITH_MOUNT = "gone with its mount"
+
+
+async def _live_value(conn: HostConnection, entry: JournalEntry) -> str:
+    """The entry's value as the host has it now, in the journal's words."""
+    try:
+        return str(await target_for(entry).read(conn))
+    except KnobError as exc:
+        # A test mount's readahead lives in its bdi, which goes when the switch unmounts it.
+        if entry.knob == "read_ahead_kb" and not (await conn.run(["test", "-e", entry.target])).ok:
+            return GONE_WITH_MOUNT
+        return f"unreadable ({exc})"
 
 
 async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> None:

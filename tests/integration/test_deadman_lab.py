@@ -96,3 +96,71 @@ def test_sigkill_controller_hosts_restore_themselves(lab: LabHandle, tmp_path: P
     assert len(found) == 4 and {p.status for p in found} == {"reverted by host"}
     # The switch cleaned up after the journal took note.
     assert lab.run("lab-server", "ls /run/nfs-tuner/ 2>/dev/null | wc -l").stdout.strip() == "0"
+
+
+HOSTILE_PREP = """
+set -e
+for u in tuner root; do
+    mkdir -m 0777 -p /tmp/nfs-tuner-$u/0badc0de
+    ln -sf /etc/shadow /tmp/nfs-tuner-$u/0badc0de/fired.json
+    printf '%s' '[{"id": 1, "steps": [{"argv": ["touch", "/tmp/pwned-by-nosudo"]}]}]' > /tmp/nfs-tuner-$u/0badc0de/restore.json
+    printf '%s' '{"results": [{"id": 1, "ok": true}, {"id": 2, "ok": true}]}' > /tmp/nfs-tuner-$u/fired.json
+done
+mkdir /run/nfs-tuner 2>/dev/null && echo PLANTED || echo "no way into /run"
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_hostile_local_user_cannot_stop_forge_or_borrow_the_switch(lab: LabHandle, tmp_path: Path) -> None:
+    """nosudo prepares the places a switch used to keep its state (world-writable dirs, symlinks to
+    /etc/shadow, a restore list that runs a command, forged reports) and keeps trying to get into
+    the switch's directory while a sudo user's controller holds changes; the controller is killed."""
+    original = _values(lab)
+    shadow = lab.run("lab-server", "md5sum /etc/shadow").stdout
+    base = ["ssh", "-F", str(lab.ssh_config), "-o", "BatchMode=yes", "-l", "nosudo", "lab-server"]
+    prep = subprocess.run([*base, HOSTILE_PREP], capture_output=True, text=True, timeout=60)
+    assert prep.returncode == 0 and "no way into /run" in prep.stdout, prep.stderr
+    # While the run holds its changes, nosudo keeps trying to plant files beside the switch's.
+    prober = subprocess.Popen([*base, "for i in $(seq 200); do ln -s /etc/shadow /run/nfs-tuner/restore.json "
+                               "2>/dev/null && echo GOT-IN; ls /run/nfs-tuner/ 2>/dev/null && echo LISTED; sleep 0.2; done"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    as_tuner = tmp_path / "ssh_config"
+    as_tuner.write_text(lab.ssh_config.read_text().replace("User root", "User tuner"))
+    db = tmp_path / "sessions.db"
+    proc = subprocess.Popen([sys.executable, "-c", CONTROLLER, str(as_tuner), str(db), str(DEADMAN_TIMEOUT)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "HELD", proc.stderr.read() if proc.stderr else ""
+        assert _values(lab) == ("24", "2048", True)
+        # The switch runs as root in a directory only root can enter.
+        owner = lab.run("lab-server", "stat -c '%U %a' /run/nfs-tuner /run/nfs-tuner/*").stdout.split()
+        assert owner[:2] == ["root", "700"] and owner[2:4] == ["root", "700"], owner
+        os.kill(proc.pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    while _values(lab) != original:
+        assert time.monotonic() - killed_at < DEADMAN_TIMEOUT + 15, f"not restored: {_values(lab)}"
+        time.sleep(1)
+    probed = prober.communicate(timeout=120)[0]
+    assert "GOT-IN" not in probed and "LISTED" not in probed
+
+    async def next_start() -> list[recovery.Pending]:
+        with Store(db) as store:
+            settings = SshSettings(config_file=as_tuner, app_known_hosts=tmp_path / "kh")
+            async with HostPool(settings) as pool:
+                found = await recovery.inspect(store, pool)
+                assert {e.state for e in store.journal()} == {JournalState.REVERTED_BY_HOST}
+                return found
+
+    found = asyncio.run(next_start())
+    assert {p.status for p in found} == {"reverted by host"}
+    assert lab.run("lab-server", "test -e /tmp/pwned-by-nosudo", check=False).returncode != 0
+    assert lab.run("lab-server", "md5sum /etc/shadow").stdout == shadow
+    # nosudo's own files are left as they were: nothing of the switch wrote through them.
+    assert lab.run("lab-server", "stat -c %U /tmp/nfs-tuner-tuner/fired.json").stdout.strip() == "nosudo"
+    lab.run("lab-server", "rm -rf /tmp/nfs-tuner-tuner /tmp/nfs-tuner-root /tmp/pwned-by-nosudo")

@@ -1,0 +1,143 @@
+"""The host side of the dead-man switch against a hostile local user (issue 12, class 1).
+
+The switch program runs here exactly as on a host (python3 -c SOURCE VERB DIR …), as
+root, with its state under a temporary parent instead of /run/nfs-tuner. What a local
+user could prepare is prepared for real: directories of the wrong owner or mode,
+symlinks, planted and forged files. Each case asserts a refusal and that nothing ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the switch runs as root and checks owners: run as root")
+
+SOURCE = resources.files("app.knobs").joinpath("deadman_host.py").read_text(encoding="utf-8")
+NOBODY = 65534
+
+
+def switch(*args: str, input: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SOURCE, *args], input=input, capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    os.chmod(tmp_path, 0o755)
+    return tmp_path / "nfs-tuner"
+
+
+def _wait(path: Path, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_switch_arms_in_a_fresh_private_dir_fires_and_reports(base: Path, tmp_path: Path) -> None:
+    d = base / "abc123"
+    marker = tmp_path / "restored"
+    armed = switch("arm", str(d), "1")
+    assert armed.returncode == 0 and armed.stdout.startswith("armed "), armed.stderr
+    assert (os.stat(base).st_mode & 0o777) == 0o700 and (os.stat(d).st_mode & 0o777) == 0o700
+    restore = [{"id": 7, "label": "x", "steps": [{"argv": ["touch", str(marker)]}]}]
+    assert switch("write", str(d), "restore.json", input=json.dumps(restore)).returncode == 0
+    assert _wait(d / "fired.json")  # no heartbeat: it fires
+    report = json.loads(switch("read", str(d), "fired.json").stdout)
+    assert report["results"][0]["id"] == 7 and report["results"][0]["ok"] and marker.exists()
+    assert switch("forget", str(d)).returncode == 0 and not d.exists()
+
+
+def test_disarm_removes_everything_and_runs_nothing(base: Path, tmp_path: Path) -> None:
+    d = base / "abc124"
+    marker = tmp_path / "ran"
+    assert switch("arm", str(d), "30").returncode == 0
+    switch("write", str(d), "restore.json", input=json.dumps([{"id": 1, "steps": [{"argv": ["touch", str(marker)]}]}]))
+    assert switch("pending", str(d)).returncode == 0
+    assert switch("disarm", str(d)).returncode == 0
+    deadline = time.monotonic() + 10
+    while d.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not d.exists() and not marker.exists()
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757, 0o1777, 0o722])
+def test_a_parent_others_can_write_is_refused(base: Path, mode: int) -> None:
+    base.mkdir()
+    os.chmod(base, mode)
+    r = switch("arm", str(base / "abc125"), "30")
+    assert r.returncode == 2 and "can be written by others" in r.stderr
+    assert list(base.iterdir()) == []
+
+
+@pytest.mark.parametrize("verb", ["arm", "write", "read", "beat", "disarm", "pending", "forget"])
+def test_a_parent_owned_by_a_local_user_is_refused_for_every_verb(base: Path, verb: str) -> None:
+    base.mkdir(mode=0o700)
+    os.chown(base, NOBODY, NOBODY)
+    args = {"arm": ["30"], "write": ["restore.json"], "read": ["fired.json"]}.get(verb, [])
+    r = switch(verb, str(base / "abc126"), *args, input="[]")
+    assert r.returncode == 2 and f"belongs to uid {NOBODY}" in r.stderr
+
+
+def test_a_planted_run_directory_is_refused(base: Path) -> None:
+    base.mkdir(mode=0o700)
+    (base / "abc127").mkdir(mode=0o700)
+    r = switch("arm", str(base / "abc127"), "30")
+    assert r.returncode == 2 and "exists already" in r.stderr
+
+
+@pytest.mark.parametrize("where", ["parent", "run"])
+def test_symlinks_are_never_followed(base: Path, tmp_path: Path, where: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    if where == "parent":
+        base.symlink_to(elsewhere)
+        d = base / "abc128"
+        r = switch("arm", str(d), "30")
+    else:
+        base.mkdir(mode=0o700)
+        d = base / "abc128"
+        d.symlink_to(elsewhere)
+        r = switch("write", str(d), "restore.json", input="[]")
+    assert r.returncode == 2 and "refused" in r.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_forged_report_of_another_owner_is_not_read(base: Path) -> None:
+    d = base / "abc129"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        forged = d / "fired.json"
+        forged.write_text(json.dumps({"results": [{"id": 1, "ok": True}]}))
+        os.chown(forged, NOBODY, NOBODY)  # as if a local user had put it there
+        r = switch("read", str(d), "fired.json")
+        assert r.returncode == 2 and "not a private file of root" in r.stderr and r.stdout == ""
+    finally:
+        switch("disarm", str(d))
+
+
+@pytest.mark.parametrize("name", ["../x", "restore.json/../../x", "evil", "", ".", "fired.json.tmp"])
+def test_only_the_switchs_own_files_can_be_written(base: Path, name: str) -> None:
+    d = base / "abc130"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        r = switch("write", str(d), name, input="x")
+        assert r.returncode == 2 and "not a file of the switch" in r.stderr
+        assert not (base / "x").exists()
+    finally:
+        switch("disarm", str(d))
+
+
+@pytest.mark.parametrize("path", ["relative/abc", "/", "/abc/..", "/abc/."])
+def test_paths_that_are_not_a_run_directory_are_refused(path: str) -> None:
+    r = switch("beat", path)
+    assert r.returncode == 2 and "not an absolute directory path" in r.stderr
