@@ -59,9 +59,15 @@ echo /run/modprobe > /proc/sys/kernel/modprobe
 for m in sunrpc nfsd nfs nfsv3 nfsv4 raid456 bridge sch_netem ifb act_mirred cls_matchall; do run /run/modprobe "$m"; done
 
 step memory
-# A UML guest whose page cache fills its RAM can lock up: ksoftirqd spins on network
-# buffers it cannot allocate at the watermark. Keep a reserve for atomic allocations
-# and keep dirty data small, so big buffered reads and writes stay safe.
+# The lab's guest wedge, reproduced (2026-11-24) with the kernel's own 2 MiB reserve: a
+# client reading a file larger than its RAM over NFS fills the page cache; vec0's
+# receive ring is refilled with atomic high-order buffers (MTU 9000 plus vnet
+# headers), which need free blocks above 512 KiB; none are left, compaction
+# (kcompactd) blocks in D state on page-cache pages whose NFS reads wait for those
+# very buffers, and the network dies with the guest ("server not responding", SSH
+# silent; sysrq m showed 10 MiB free, nothing above order 7). A 32 MiB reserve keeps
+# the high-order blocks free, so the ring never depends on compaction: the same read
+# runs for ever with it. Dirty data is kept small for the same reason.
 echo 32768 > /proc/sys/vm/min_free_kbytes
 echo 16777216 > /proc/sys/vm/dirty_background_bytes
 echo 67108864 > /proc/sys/vm/dirty_bytes
