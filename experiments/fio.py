@@ -8,6 +8,7 @@ becomes an ``AgentSummary`` and its per-interval logs (``write_bw_log`` with
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,25 @@ from experiments.samples import Sample
 LOG_PREFIX = "nfs-tuner"
 _EXACT = "same I/O pattern as the nfs-tuner agent"
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+def fio_line(key: str, value: Any) -> str:
+    """One ``key=value`` line of a job file, or a refusal: every value is data, never fio syntax.
+
+    A job file is line-based (a newline would add an option such as exec_prerun=),
+    fio expands ``$VAR`` and ``$(...)`` in values, and ';' or '#' start comments.
+    """
+    if not _NAME.match(key):
+        raise ValueError(f"not a fio option name: {key!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"fio option {key} needs a number or a word, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"fio option {key} needs a finite number, got {value!r}")
+    text = str(value)
+    if any(ord(c) < 32 or ord(c) == 127 or c in "$;#\u2028\u2029\x85" for c in text):
+        raise ValueError(f"fio option {key} cannot carry {text!r}: control characters, '$', ';' and '#' "
+                         "would be read as fio syntax")
+    return f"{key}={text}"
 
 
 def _check_directory(directory: str) -> None:
@@ -113,9 +133,12 @@ def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LO
             raise ValueError(f"log_prefix must be a plain name, got {log_prefix!r}")
         glob |= {"log_avg_msec": round(spec.interval_s * 1000), "write_bw_log": log_prefix,
                  "write_iops_log": log_prefix, "write_lat_log": log_prefix, "per_job_logs": 1}
+    if not _NAME.match(str(spec.kind)):
+        raise ValueError(f"not a workload kind: {spec.kind!r}")
+    # The spec as JSON is a comment: json.dumps escapes every control character (ensure_ascii).
     lines = [f"# nfs-tuner workload {spec.kind}: {note}", f"# spec: {json.dumps(spec.to_dict(), sort_keys=True)}",
-             "[global]", *(f"{k}={v}" for k, v in glob.items()), "", f"[{spec.kind}]",
-             *(f"{k}={v}" for k, v in opts.items()), ""]
+             "[global]", *(fio_line(k, v) for k, v in glob.items()), "", f"[{spec.kind}]",
+             *(fio_line(k, v) for k, v in opts.items()), ""]
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """An Ansible playbook applying the configuration to the server and a list of clients.
 
 Written by hand as YAML (no YAML library in the core): every scalar is JSON-quoted,
-which YAML reads as a double-quoted string. Each task is idempotent: files by copy /
+which YAML reads as a double-quoted string, and every module argument is tagged
+``!unsafe``: values are data, never Jinja. Each task is idempotent: files by copy /
 lineinfile / mount, live sysfs values by a compare-then-write shell task whose
 ``changed_when`` tells Ansible whether it wrote. MTU is left out on purpose: a wrong
 MTU can cut the SSH session Ansible runs over.
@@ -23,10 +24,16 @@ def _s(value: str) -> str:
     return json.dumps(value)
 
 
+def _data(value: str) -> str:
+    """A module argument that is data: tagged !unsafe, so Ansible never templates it (an export path
+    holding ``{{ lookup('pipe', …) }}`` stays those characters, and no command runs)."""
+    return f"!unsafe {json.dumps(value)}"
+
+
 def _task(name: str, module: str, args: dict[str, Any], extra: dict[str, str] | None = None) -> list[str]:
     lines = [f"    - name: {_s(name)}", f"      {module}:"]
     for k, v in args.items():
-        lines.append(f"        {k}: {_s(v) if isinstance(v, str) else json.dumps(v)}")
+        lines.append(f"        {k}: {_data(v) if isinstance(v, str) else json.dumps(v)}")
     for k, v in (extra or {}).items():
         lines.append(f"      {k}: {v}")
     return lines
@@ -41,7 +48,10 @@ def _sysfs_task(name: str, path_expr: str, value: int, register: str, before: st
 
 
 def _hosts(names: tuple[str, ...], fallback: str) -> str:
-    return ":".join(q.plain_name(n, "an inventory host") for n in names) if names else fallback
+    for n in names:  # ':' separates an Ansible host pattern: one name must stay one host
+        if ":" in q.plain_name(n, "an inventory host"):
+            raise ValueError(f"an inventory host cannot contain ':', got {n!r}")
+    return ":".join(names) if names else fallback
 
 
 def server_play(config: Knobs, ctx: SnippetContext) -> list[str]:

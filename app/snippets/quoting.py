@@ -58,7 +58,8 @@ def option(opt: str) -> str:
 
 def plain_name(name: str, what: str) -> str:
     """A device, interface or host name that goes into file names and rules as is."""
-    if not name or not _PLAIN_NAME.match(name):
+    # A leading '-' would be read as an option by the commands these names go into.
+    if not name or not _PLAIN_NAME.match(name) or name.startswith("-"):
         raise ValueError(f"{what} must be a plain name like 'md0' or 'eth0', got {name!r}")
     return name
 
