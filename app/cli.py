@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from app import __version__
 from app.commands.common import UsageError
 from app.paths import DB_ENV
+from app.terminal_text import terminal_safe_streams
 
 # Modules that add a subcommand; imported when the parser is built.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
         build_parser().print_help()
         return 2
     try:
-        return int(func(args) or 0)
+        with terminal_safe_streams():  # host-supplied text never drives the terminal
+            return int(func(args) or 0)
     except UsageError as exc:  # bad input the parser could not see (a missing file, …)
         print(f"nfs-tuner: {exc}", file=sys.stderr)
         return 2

@@ -85,7 +85,11 @@ def test_a_wedged_client_is_named_with_its_console_and_restarted(lab: LabHandle)
     try:
         sick = the_lab.unhealthy(timeout=5)
         assert list(sick) == ["lab-client2"]
-        assert "does not answer SSH" in sick["lab-client2"] and "LAB-READY lab-client2" in sick["lab-client2"]
+        said_sick = sick["lab-client2"]
+        console = the_lab.logs / "lab-client2.log"
+        assert "does not answer SSH" in said_sick and f"console ({console}) ends:" in said_sick
+        last_line = console.read_text(errors="replace").rstrip().splitlines()[-1]
+        assert said_sick.rstrip().endswith(last_line.strip())  # the tail is the console's own
     finally:
         said: list[str] = []
         assert the_lab.heal(say=said.append) == ["lab-client2"]

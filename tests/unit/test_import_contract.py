@@ -80,7 +80,7 @@ def test_contract_check_catches_a_violation(tmp_path: Path) -> None:
 # Inside app/, lowest first. A module may import its own package and any lower layer;
 # packages sharing a layer are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("app", "app.paths", "app.events"),  # the version, where files live, the event bus
+    ("app", "app.paths", "app.events", "app.terminal_text"),  # the version, where files live, the event bus, terminal-safe text
     ("app.hosts",),  # SSH connections
     ("app.facts",),  # what a host is, parsed
     ("app.discovery",),  # facts gathered over a connection
