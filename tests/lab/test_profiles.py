@@ -31,8 +31,8 @@ def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile
     on_profile.set_profile("wan", 20)
     assert 18 <= effects.rtt_ms(on_profile) <= 30
     client = effects.CLIENTS[0]
-    small = effects.cold_seq_read(on_profile, client, rsize=65536, read_ahead_kb=128, mib=48)
-    big = effects.cold_seq_read(on_profile, client, rsize=1048576, read_ahead_kb=16384, mib=48)
+    small = effects.cold_seq_read(on_profile, client, rsize=65536, read_ahead_kb=128, mib=96)
+    big = effects.cold_seq_read(on_profile, client, rsize=1048576, read_ahead_kb=16384, mib=96)
     assert big / small >= 2.5, (small, big)
     # The delay is on ingress: a sender's own queue stays empty (TCP small queues see no backlog).
     assert "netem" in on_profile.ssh("lab-server", "tc qdisc show dev ifb0").stdout
