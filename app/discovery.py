@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts, split_sections
 from app.facts.build import CUT_SHORT
-from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer
+from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer, UnreadableReply
 from app.hosts.privilege import PrivilegeMode, sudo_commands_for, sudoers_line
 from app.hosts.ssh_config import config_hosts
 
@@ -63,6 +63,11 @@ async def discover_one(pool: HostPool, name: str) -> Discovery:
         facts = await discover_host(pool.get(name))
     except HostError as exc:
         return Discovery(name, None, exc, time.perf_counter() - start)
+    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, RecursionError) as exc:
+        # The parsers are total (tests/unit/test_facts_fuzz.py); should one still trip on
+        # what a host sent, that host fails alone: discover_many gathers every host.
+        error = UnreadableReply(name, f"{exc.__class__.__name__}: {exc}")
+        return Discovery(name, None, error, time.perf_counter() - start)
     return Discovery(name, facts, None, time.perf_counter() - start)
 
 

@@ -8,12 +8,11 @@ several clients per aligned interval.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from experiments.record_fields import BadRecord, count, finite, flag, items, loads, mapping, text
 from experiments.samples import HostTelemetry, Sample
 
 MAX_GARBAGE = 100  # keep the first lines only; a flood of noise must not grow memory
@@ -71,61 +70,95 @@ class AgentNotice:
 
 AgentEvent = Sample | HostTelemetry | AgentSummary | AgentError | AgentNotice
 
-_SUMMARY_FIELDS = {
-    "mode": str, "end": str, "duration": float, "bytes_read": int, "bytes_written": int,
-    "ops": int, "errors": int, "lat_p50_ms": float, "lat_p99_ms": float, "lat_max_ms": float,
-    "cache_mode": str, "caches_dropped": bool, "direct": bool, "prepare_s": float, "cpu_s": float,
-}
+_SUMMARY_COUNTS = ("bytes_read", "bytes_written", "ops", "errors")
+_SUMMARY_FLOATS = ("duration", "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "prepare_s", "cpu_s")
 _SAMPLE_INTS = ("bytes_read", "bytes_written", "ops", "errors")
 _SAMPLE_FLOATS = ("lat_p50_ms", "lat_p99_ms", "lat_max_ms")
 _TELEMETRY_FLOATS = ("disk_read_bps", "disk_write_bps", "net_rx_bps", "net_tx_bps", "cpu_busy")
+MAX_LINE = 1 << 20  # bytes; the agent's longest line (a summary with phases) is a few KiB
+MAX_INTERVAL_S = 600.0  # a sample longer than this is not one the agent sends; bounds split_sample's work
+MAX_T = 1e12  # seconds: monotonic clocks and offsets from a trial's start, with room to spare
+MAX_EXTRA = 256  # telemetry extras and summary phases per record
+_MS = 1e9  # latencies, ms: a bound that only refuses the absurd
 
 
-def _finite(value: Any) -> float:
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"not a finite number: {value!r}")
-    return x
+def _time(obj: dict[str, Any]) -> tuple[float, float]:
+    interval = finite(obj["interval"], "interval", 0.0, MAX_INTERVAL_S)
+    if interval <= 0:
+        raise BadRecord("interval is not above 0")
+    return finite(obj["t"], "t", -MAX_T, MAX_T), interval
+
+
+def _phases(value: Any) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for name, figures in mapping(value, "phases").items():
+        fig = mapping(figures, f"phase {name}")
+        if len(out) >= MAX_EXTRA or len(fig) > MAX_EXTRA:
+            raise BadRecord("summary phases are too many")
+        out[text(name, "phase name", 64)] = {str(k)[:64]: finite(v, f"phase {name} {k}") for k, v in fig.items()}
+    return out
+
+
+def _notice_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The fields the controller reads from a notice, checked; the rest is shown as is."""
+    if kind == "start":
+        data["epoch"] = finite(data.get("epoch", 0.0), "epoch", 0.0, MAX_T)
+    elif kind == "listening":
+        data["port"] = count(data.get("port"), "port")
+        if not 0 < data["port"] < 65536:
+            raise BadRecord(f"port out of range: {data['port']}")
+    elif kind == "warning":
+        data["message"] = text(data.get("message", ""), "message")
+    elif kind == "hello" and "dir" in data:
+        data["dir"] = text(data["dir"], "dir")
+    elif kind == "cleanup":
+        data["problems"] = [text(p, "problem") for p in items(data.get("problems", []), "problems", MAX_EXTRA)]
+    return data
 
 
 def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
-    """One decoded JSON object to an event; raises ValueError/KeyError/TypeError if malformed."""
+    """One decoded JSON object to an event; raises BadRecord (or KeyError for a missing field)."""
     kind = obj["type"]
     if kind == "sample":
-        count = obj.get("count")
+        t, interval = _time(obj)
+        raw_count = obj.get("count")
         return Sample(
             client=client,
-            t=_finite(obj["t"]),
-            interval=_finite(obj["interval"]),
-            **{k: int(obj.get(k, 0)) for k in _SAMPLE_INTS},
-            **{k: _finite(obj.get(k, 0.0)) for k in _SAMPLE_FLOATS},  # type: ignore[arg-type]  # ints and floats by name
-            phase=str(obj.get("phase", "")),
-            count=None if count is None else int(count),
+            t=t,
+            interval=interval,
+            **{k: count(obj.get(k, 0), k) for k in _SAMPLE_INTS},
+            **{k: finite(obj.get(k, 0.0), k, 0.0, _MS) for k in _SAMPLE_FLOATS},  # type: ignore[arg-type]  # ints and floats by name
+            phase=text(obj.get("phase", ""), "phase", 64),
+            count=None if raw_count is None else count(raw_count, "count"),
         )
     if kind == "telemetry":
-        extra = obj.get("extra") or {}
-        if not isinstance(extra, dict):
-            raise TypeError("telemetry extra must be an object")
+        t, interval = _time(obj)
+        extra = mapping(obj.get("extra") or {}, "telemetry extra")
+        if len(extra) > MAX_EXTRA:
+            raise BadRecord(f"telemetry has {len(extra)} extra figures, more than {MAX_EXTRA}")
         return HostTelemetry(
             host=client,
-            t=_finite(obj["t"]),
-            interval=_finite(obj["interval"]),
-            **{k: _finite(obj.get(k, 0.0)) for k in _TELEMETRY_FLOATS},
-            extra={str(k): _finite(v) for k, v in extra.items()},
+            t=t,
+            interval=interval,
+            **{k: finite(obj.get(k, 0.0), k, 0.0) for k in _TELEMETRY_FLOATS},
+            # A counter that went backwards (nfsd restarted mid-interval) says nothing: dropped.
+            extra={str(k)[:128]: x for k, v in extra.items() if (x := finite(v, str(k)[:128])) >= 0},
         )
     if kind == "summary":
-        known = {k: conv(obj[k]) for k, conv in _SUMMARY_FIELDS.items()}
-        rest = {k: v for k, v in obj.items() if k not in _SUMMARY_FIELDS and k not in ("type", "phases", "python")}
-        phases = obj.get("phases") or {}
-        if not isinstance(phases, dict):
-            raise TypeError("summary phases must be an object")
-        return AgentSummary(client=client, phases=phases, python=str(obj.get("python", "")), extra=rest, **known)
+        known: dict[str, Any] = {k: count(obj[k], k) for k in _SUMMARY_COUNTS}
+        known |= {k: finite(obj[k], k, 0.0, MAX_T) for k in _SUMMARY_FLOATS}
+        known |= {k: text(obj[k], k, 64) for k in ("mode", "end", "cache_mode")}
+        known |= {k: flag(obj[k], k) for k in ("caches_dropped", "direct")}
+        rest = {k: v for k, v in obj.items() if k not in known and k not in ("type", "phases", "python")}
+        return AgentSummary(client=client, phases=_phases(obj.get("phases") or {}),
+                            python=text(obj.get("python", ""), "python", 256), extra=rest, **known)
     if kind == "error":
         err = obj.get("errno")
-        return AgentError(str(obj["message"]), None if err is None else int(err), client, str(obj.get("traceback", "")))
-    if isinstance(kind, str) and kind:
-        return AgentNotice(client, kind, {k: v for k, v in obj.items() if k != "type"})
-    raise ValueError(f"bad record type {kind!r}")
+        return AgentError(text(obj["message"], "message"), None if err is None else count(err, "errno"), client,
+                          text(obj.get("traceback", ""), "traceback", 16384))
+    if isinstance(kind, str) and kind and len(kind) <= 64:
+        return AgentNotice(client, kind, _notice_data(kind, {k: v for k, v in obj.items() if k != "type"}))
+    raise BadRecord(f"bad record type {kind!r:.60}")
 
 
 class AgentStream:
@@ -134,6 +167,7 @@ class AgentStream:
     def __init__(self, client: str) -> None:
         self.client = client
         self._buf = b""
+        self._skipping = False  # inside a line already refused as too long
         self.garbage: list[str] = []
         self.garbage_count = 0
         self.summary: AgentSummary | None = None
@@ -144,27 +178,36 @@ class AgentStream:
         """Events of the complete lines in data (plus what was buffered before)."""
         self._buf += data
         *lines, self._buf = self._buf.split(b"\n")
+        if self._skipping and lines:  # the end of the refused line: drop it, go on
+            lines, self._skipping = lines[1:], False
+        if len(self._buf) > MAX_LINE:  # no newline in sight: keep memory bounded
+            if not self._skipping:
+                self._refuse(self._buf[:200].decode("utf-8", "replace"), f"a line longer than {MAX_LINE} bytes")
+            self._buf, self._skipping = b"", True
         return [e for line in lines if (e := self.parse_line(line)) is not None]
 
     def close(self) -> list[AgentEvent]:
         """End of stream: a last line without newline is still parsed."""
         rest, self._buf = self._buf, b""
+        if self._skipping:
+            return []
         return [e for e in [self.parse_line(rest)] if e is not None] if rest.strip() else []
 
     def parse_line(self, line: bytes | str) -> AgentEvent | None:
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        text = text.strip()
-        if not text:
+        raw = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        raw = raw.strip()
+        if not raw:
+            return None
+        if len(raw) > MAX_LINE:
+            self._refuse(raw[:200], f"a line longer than {MAX_LINE} bytes")
             return None
         try:
-            obj = json.loads(text)
-            if not isinstance(obj, dict):
-                raise TypeError("not an object")
-            event = parse_record(obj, self.client)
-        except (ValueError, KeyError, TypeError) as exc:
-            self.garbage_count += 1
-            if len(self.garbage) < MAX_GARBAGE:
-                self.garbage.append(f"{text[:200]} ({exc.__class__.__name__}: {exc})")
+            event = parse_record(mapping(loads(raw), "the line"), self.client)
+        except BadRecord as exc:
+            self._refuse(raw[:200], str(exc))
+            return None
+        except KeyError as exc:
+            self._refuse(raw[:200], f"no field {exc}")
             return None
         if isinstance(event, Sample):
             self.samples += 1
@@ -173,6 +216,11 @@ class AgentStream:
         elif isinstance(event, AgentError):
             self.error = event
         return event
+
+    def _refuse(self, shown: str, why: str) -> None:
+        self.garbage_count += 1
+        if len(self.garbage) < MAX_GARBAGE:
+            self.garbage.append(f"{shown} ({why})")
 
 
 def parse_lines(lines: Iterable[bytes | str], client: str) -> tuple[list[AgentEvent], AgentStream]:

@@ -16,6 +16,8 @@ from typing import Any
 
 from experiments import workloads as w
 from experiments.agent_protocol import AgentSummary
+from experiments.record_fields import BadRecord, count, finite, items, mapping
+from experiments.record_fields import text as text_field
 from experiments.samples import Sample
 
 LOG_PREFIX = "nfs-tuner"
@@ -149,38 +151,58 @@ def fio_argv(job_file: str, json_output: str, fio: str = "fio") -> list[str]:
 def _load_json(text: str) -> dict[str, Any]:
     start = text.find("{")  # fio may print warnings before the JSON document
     if start < 0:
-        raise ValueError("no JSON object in fio's output")
-    data, _ = json.JSONDecoder().raw_decode(text[start:])
-    if not isinstance(data, dict) or "jobs" not in data:
-        raise ValueError("fio output has no 'jobs' list")
+        raise BadRecord("no JSON object in fio's output")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
+    except RecursionError:
+        raise BadRecord("fio's output is JSON nested too deeply") from None
+    except ValueError as exc:
+        raise BadRecord(f"fio's output is not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise BadRecord("fio output has no 'jobs' list")
     return data
 
 
+def _dir(job: dict[str, Any], d: str) -> dict[str, Any]:
+    return mapping(job.get(d), f"fio job {d}")
+
+
 def _pct_ms(clat: dict[str, Any], key: str) -> float:
-    return float(clat.get("percentile", {}).get(key, 0)) / 1e6
+    pct = mapping(clat.get("percentile", {}), "fio percentiles")
+    return finite(pct.get(key, 0), f"fio p{key}", 0.0) / 1e6
 
 
 def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSummary:
-    """fio's --output-format=json as a run summary (all jobs added up)."""
+    """fio's --output-format=json as a run summary (all jobs added up).
+
+    Raises ValueError (BadRecord) naming what is wrong: an error fio reports, or a
+    document that is not fio's (missing fields, wrong types, non-finite numbers).
+    """
     data = _load_json(text)
-    jobs = data["jobs"]
+    jobs = [mapping(j, "a fio job") for j in items(data["jobs"], "fio's jobs", 4096)]
     if not jobs:
-        raise ValueError("fio output has no jobs")
+        raise BadRecord("fio output has no jobs")
     failed = [j for j in jobs if j.get("error")]
     if failed:
-        raise ValueError(f"fio job {failed[0].get('jobname')} failed with error {failed[0]['error']}")
-    nread = sum(int(j["read"]["io_bytes"]) for j in jobs)
-    nwritten = sum(int(j["write"]["io_bytes"]) for j in jobs)
-    ops = sum(int(j[d]["total_ios"]) for j in jobs for d in ("read", "write"))
-    duration = max(max(int(j[d]["runtime"]) for d in ("read", "write")) for j in jobs) / 1000.0
+        name = text_field(failed[0].get("jobname", "?"), "fio job name", 64)
+        raise BadRecord(f"fio job {name} failed with error {count(failed[0]['error'], 'fio job error')}")
+    nread = sum(count(_dir(j, "read").get("io_bytes"), "fio read io_bytes") for j in jobs)
+    nwritten = sum(count(_dir(j, "write").get("io_bytes"), "fio write io_bytes") for j in jobs)
+    ops = sum(count(_dir(j, d).get("total_ios"), f"fio {d} total_ios") for j in jobs for d in ("read", "write"))
+    duration = max(max(count(_dir(j, d).get("runtime"), f"fio {d} runtime") for d in ("read", "write"))
+                   for j in jobs) / 1000.0
     # the busiest direction's percentiles stand for the run; the worst job counts
-    dirs = [j[d] for j in jobs for d in ("read", "write") if int(j[d]["total_ios"])]
-    clats = [d["clat_ns"] for d in dirs]
-    opts = data.get("global options", {}) | jobs[0].get("job options", {})
-    lat_max = max((float(c.get("max", 0)) / 1e6 for c in clats), default=0.0)
+    dirs = [_dir(j, d) for j in jobs for d in ("read", "write") if _dir(j, d).get("total_ios")]
+    clats = [mapping(d.get("clat_ns", {}), "fio clat_ns") for d in dirs]
+    opts = mapping(data.get("global options", {}), "fio global options") | mapping(
+        jobs[0].get("job options", {}), "fio job options")
+    lat_max = max((finite(c.get("max", 0), "fio clat max", 0.0) / 1e6 for c in clats), default=0.0)
+    cpu = sum(finite(j.get("usr_cpu", 0), "fio usr_cpu", 0.0) + finite(j.get("sys_cpu", 0), "fio sys_cpu", 0.0)
+              for j in jobs)
+    direct = str(opts.get("direct", "0")) == "1"
     return AgentSummary(
         client=client,
-        mode="fio:" + str(opts.get("rw", "?")),
+        mode="fio:" + text_field(str(opts.get("rw", "?")), "fio rw", 32),
         end="done",
         duration=duration,
         bytes_read=nread,
@@ -191,13 +213,13 @@ def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSumm
         lat_p50_ms=min(max((_pct_ms(c, "50.000000") for c in clats), default=0.0), lat_max),
         lat_p99_ms=min(max((_pct_ms(c, "99.000000") for c in clats), default=0.0), lat_max),
         lat_max_ms=lat_max,
-        cache_mode="o_direct" if str(opts.get("direct", "0")) == "1" else cache_mode,
+        cache_mode="o_direct" if direct else cache_mode,
         caches_dropped=False,
-        direct=str(opts.get("direct", "0")) == "1",
+        direct=direct,
         prepare_s=0.0,
-        cpu_s=sum(float(j.get("usr_cpu", 0)) + float(j.get("sys_cpu", 0)) for j in jobs) / 100.0 * duration,
+        cpu_s=cpu / 100.0 * duration,
         python="",
-        extra={"fio_version": data.get("fio version", "")},
+        extra={"fio_version": text_field(str(data.get("fio version", "")), "fio version", 64)},
     )
 
 

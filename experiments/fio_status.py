@@ -11,11 +11,16 @@ Latency fields stay 0: cumulative percentiles cannot be split into intervals.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from experiments.record_fields import BadRecord, count, finite, items, loads, mapping, text
 from experiments.samples import Sample
+
+MAX_DOC_BYTES = 32 << 20  # fio's status for hundreds of jobs is a few MiB
+MAX_JOBS = 4096
+MAX_GAP_S = 600.0  # between two status documents; fio sends one every interval
+MAX_NOTES = 100
 
 
 class FioStatusStream:
@@ -27,24 +32,34 @@ class FioStatusStream:
 
     def __init__(self) -> None:
         self._lines: list[str] | None = None
+        self._size = 0
         self.notes: list[str] = []  # fio's own messages outside the JSON, e.g. warnings
 
+    def _note(self, note: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(note[:500])
+
     def feed(self, line: str) -> dict[str, Any] | None:
-        text = line.rstrip("\r\n")
+        line = line.rstrip("\r\n")
         if self._lines is None:
-            if text == "{":
-                self._lines = [text]
-            elif text.strip():
-                self.notes.append(text.strip())
+            if line == "{":
+                self._lines, self._size = [line], len(line)
+            elif line.strip():
+                self._note(line.strip())
             return None
-        self._lines.append(text)
-        if text != "}":
+        self._lines.append(line)
+        self._size += len(line) + 1
+        if self._size > MAX_DOC_BYTES:  # no closing brace in sight: keep memory bounded
+            self._lines = None
+            self._note(f"fio printed a status document larger than {MAX_DOC_BYTES >> 20} MiB; it was dropped")
+            return None
+        if line != "}":
             return None
         body, self._lines = "\n".join(self._lines), None
         try:
-            doc = json.loads(body)
-        except json.JSONDecodeError:
-            self.notes.append("fio printed a status document that is not valid JSON")
+            doc = loads(body)
+        except BadRecord as exc:
+            self._note(f"fio printed a status document that could not be read: {exc}")
             return None
         return doc if isinstance(doc, dict) and isinstance(doc.get("jobs"), list) else None
 
@@ -57,17 +72,31 @@ class _Point:
     ops: int
 
 
+def _jobs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [mapping(j, "a fio job") for j in items(doc.get("jobs"), "fio's jobs", MAX_JOBS)]
+
+
+def _direction(job: dict[str, Any], d: str, field: str) -> int:
+    return count(mapping(job.get(d, {}), f"fio job {d}").get(field, 0), f"fio {d} {field}")
+
+
 def _counters(doc: dict[str, Any]) -> tuple[int, int, int]:
-    jobs = doc["jobs"]
-    read = sum(int(j.get("read", {}).get("io_bytes", 0)) for j in jobs)
-    written = sum(int(j.get("write", {}).get("io_bytes", 0)) for j in jobs)
-    ops = sum(int(j.get(d, {}).get("total_ios", 0)) for j in jobs for d in ("read", "write"))
+    """Cumulative (read bytes, written bytes, ops) of every job; BadRecord if malformed."""
+    jobs = _jobs(doc)
+    read = sum(_direction(j, "read", "io_bytes") for j in jobs)
+    written = sum(_direction(j, "write", "io_bytes") for j in jobs)
+    ops = sum(_direction(j, d, "total_ios") for j in jobs for d in ("read", "write"))
     return read, written, ops
 
 
 def job_errors(doc: dict[str, Any]) -> list[tuple[str, int]]:
     """(job name, errno) of every job that reports an error in this document."""
-    return [(str(j.get("jobname", "?")), int(j["error"])) for j in doc["jobs"] if int(j.get("error", 0) or 0)]
+    out = []
+    for job in _jobs(doc):
+        errno = count(job.get("error", 0) or 0, "fio job error")
+        if errno:
+            out.append((text(job.get("jobname", "?"), "fio job name", 64), errno))
+    return out
 
 
 class FioStatusSampler:
@@ -84,22 +113,40 @@ class FioStatusSampler:
         self._points: list[_Point] = [_Point(0.0, 0, 0, 0)]
         self._k = 0  # grid points emitted so far
         self._emitted = (0, 0, 0)  # cumulative counters already in samples
+        self.garbage: list[str] = []  # documents refused, with why (the first ones)
+        self.garbage_count = 0
 
     @property
     def start_epoch(self) -> float | None:
         return None if self.start_ms is None else self.start_ms / 1000.0
 
     def feed(self, doc: dict[str, Any]) -> list[Sample]:
-        """Samples for every grid point this document completes (none while fio lays out files)."""
-        self.last = doc
-        read, written, ops = self.counters = _counters(doc)
-        running = [int(j.get("job_runtime", 0)) for j in doc["jobs"]]
-        stamp = float(doc.get("timestamp_ms", 0))
-        if self.start_ms is None:
-            if not ops and not max(running, default=0):
-                return []  # still setting up: the clock has not started
-            self.start_ms = stamp - max(running, default=0)
-        t = max((stamp - self.start_ms) / 1000.0, self._points[-1].t)
+        """Samples for every grid point this document completes (none while fio lays out files).
+
+        A document that is malformed, runs its counters backwards or jumps more than
+        MAX_GAP_S ahead is counted in ``garbage`` and changes nothing.
+        """
+        try:
+            read, written, ops = counters = _counters(doc)
+            running = [count(j.get("job_runtime", 0), "fio job_runtime") for j in _jobs(doc)]
+            stamp = finite(doc.get("timestamp_ms", 0), "fio timestamp_ms", 0.0, 1e15)
+            job_errors(doc)
+            if self.counters is not None and any(a < b for a, b in zip(counters, self.counters, strict=True)):
+                raise BadRecord(f"fio's cumulative counters went backwards: {self.counters} then {counters}")
+            start_ms = self.start_ms
+            if start_ms is None and (ops or max(running, default=0)):
+                start_ms = stamp - max(running, default=0)
+            t = None if start_ms is None else max((stamp - start_ms) / 1000.0, self._points[-1].t)
+            if t is not None and t - self._points[-1].t > MAX_GAP_S:
+                raise BadRecord(f"fio's status jumped {t - self._points[-1].t:.0f} s ahead")
+        except BadRecord as exc:
+            self.garbage_count += 1
+            if len(self.garbage) < MAX_NOTES:
+                self.garbage.append(str(exc))
+            return []
+        self.last, self.counters, self.start_ms = doc, counters, start_ms
+        if t is None:
+            return []  # still setting up: the clock has not started
         if (read, written, ops) != (self._points[-1].read, self._points[-1].written, self._points[-1].ops) or t > self._points[-1].t:
             self._points.append(_Point(t, read, written, ops))
         out = []

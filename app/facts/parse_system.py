@@ -6,19 +6,21 @@ never an exception.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
 from app.facts.model import Nic, OsInfo, Parsed, Python3
+from experiments.record_fields import BadRecord, loads
 
 
 def to_int(text: str | None) -> int | None:
+    """A size, count or id a host reported; None when unreadable. None of them is negative."""
     try:
-        return int(str(text).strip())
-    except (TypeError, ValueError):
+        value = int(str(text).strip())
+    except (TypeError, ValueError):  # also: more digits than Python converts
         return None
+    return value if value >= 0 else None
 
 
 def parse_os_release(text: str) -> Parsed[OsInfo]:
@@ -92,8 +94,8 @@ def parse_nics(ip_json: str, net_sys: str) -> Parsed[tuple[Nic, ...]]:
     base: dict[str, dict[str, Any]] = {}
     if ip_json.strip():
         try:
-            data = json.loads(ip_json)
-        except ValueError:
+            data = loads(ip_json)
+        except BadRecord:  # not JSON, or nested deeper than the decoder goes
             data = None
             problems.append("could not parse `ip -j addr` output")
         for link in data if isinstance(data, list) else []:

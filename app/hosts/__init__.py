@@ -18,6 +18,7 @@ from app.hosts.errors import (
     SshError,
     SudoPasswordRejected,
     UnknownHostKey,
+    UnreadableReply,
 )
 from app.hosts.known_hosts import KnownHosts
 from app.hosts.pool import HostPool
@@ -51,6 +52,7 @@ __all__ = [
     "SshSettings",
     "SudoPasswordRejected",
     "UnknownHostKey",
+    "UnreadableReply",
     "config_hosts",
     "sudoers_line",
 ]

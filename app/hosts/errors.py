@@ -190,3 +190,15 @@ class SshError(HostError):
 
     def __init__(self, host: str, detail: str) -> None:
         super().__init__(host, f"{host}: SSH failed: {detail}")
+
+
+class UnreadableReply(HostError):
+    """The host answered, but with something nfs-tuner could not read."""
+
+    def __init__(self, host: str, detail: str) -> None:
+        super().__init__(
+            host,
+            f"{host}: its answer could not be read ({detail[:200]}); nothing was changed on it. "
+            "The other hosts are not affected. Check the host's shell start-up files for output "
+            "and run the discovery again.",
+        )

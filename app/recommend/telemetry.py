@@ -96,7 +96,9 @@ def digest_mapping(data: Mapping[str, Any]) -> TelemetryDigest:
 
     def num(m: Mapping[str, Any], key: str) -> float | None:
         v = m.get(key)
-        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+        if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v >= 0):
+            return None  # a stored figure that is not a rate is not evidence
+        return float(v)
 
     utils = [num(extra, k) for k in extra if k.startswith("disk.") and k.endswith(".util")]
     return TelemetryDigest(

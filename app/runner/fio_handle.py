@@ -180,6 +180,8 @@ class FioHandle:
     def _status(self, doc: dict[str, Any]) -> None:
         for sample in self.sampler.feed(doc):
             self._emit(sample)
+        if self.sampler.last is not doc:
+            return  # refused as malformed: counted in sampler.garbage, changes nothing
         self._note_progress()
         if self.started_epoch is None and self.sampler.start_epoch is not None:
             self.started_epoch = self.sampler.start_epoch
@@ -219,7 +221,9 @@ class FioHandle:
                 self.summary = replace(
                     summary, end="stopped" if self.stopping else "done",
                     cache_mode=cache_mode(self.spec, self.caches_dropped), caches_dropped=self.caches_dropped,
-                    extra={**summary.extra, "engine": "fio", "notes": self.stream.notes[-5:]},
+                    extra={**summary.extra, "engine": "fio", "notes": self.stream.notes[-5:],
+                           **({"garbage": self.sampler.garbage_count, "garbage_first": self.sampler.garbage[:3]}
+                              if self.sampler.garbage_count else {})},
                 )
                 self._emit(self.summary)
         if self.error is None and self.summary is None:

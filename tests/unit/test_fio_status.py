@@ -104,7 +104,7 @@ def test_stream_cuts_documents_and_keeps_other_lines_as_notes() -> None:
     lines = ["fio: a warning\n", "{\n", '  "jobs" : [\n', "  ]\n", "}\n", "{\n", "  broken\n", "}\n", "\n"]
     docs = [d for d in map(stream.feed, lines) if d is not None]
     assert docs == [{"jobs": []}]
-    assert stream.notes == ["fio: a warning", "fio printed a status document that is not valid JSON"]
+    assert stream.notes[0] == "fio: a warning" and stream.notes[1].startswith("fio printed a status document that could not be read: not JSON")
     assert job_errors({"jobs": [{"jobname": "x", "error": 28}, {"jobname": "y", "error": 0}]}) == [("x", 28)]
 
 
