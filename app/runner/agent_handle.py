@@ -64,6 +64,14 @@ async def wait_or_close(handle: _Streamed, what: str, timeout: float, cap: float
         handle.ended.set()
 
 
+def garbage_warning(source: str, count: int, first: list[str]) -> list[str]:
+    """Lines a host sent that were not records, said once with the first of them."""
+    if not count:
+        return []
+    return [f"{count} line(s) from the {source} could not be read and were left out of the figures; "
+            f"first: {first[0][:160]}"]
+
+
 class AgentHandle:
     def __init__(
         self,
@@ -164,7 +172,8 @@ class AgentHandle:
 
     @property
     def warnings(self) -> list[str]:
-        return [str(n.data.get("message", "")) for n in self.notices if n.type == "warning"]
+        said = [str(n.data.get("message", "")) for n in self.notices if n.type == "warning"]
+        return said + garbage_warning("agent", self.stream.garbage_count, self.stream.garbage)
 
     @property
     def workdir(self) -> str | None:

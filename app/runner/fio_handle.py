@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.hosts import HostConnection, HostError, RemoteProcess
-from app.runner.agent_handle import EXIT_WAIT_S, wait_or_close
+from app.runner.agent_handle import EXIT_WAIT_S, garbage_warning, wait_or_close
 from app.runner.errors import RunError
 from experiments.agent_protocol import AgentEvent, AgentNotice, AgentSummary
 from experiments.fio import parse_fio_json, to_fio_job
@@ -221,9 +221,7 @@ class FioHandle:
                 self.summary = replace(
                     summary, end="stopped" if self.stopping else "done",
                     cache_mode=cache_mode(self.spec, self.caches_dropped), caches_dropped=self.caches_dropped,
-                    extra={**summary.extra, "engine": "fio", "notes": self.stream.notes[-5:],
-                           **({"garbage": self.sampler.garbage_count, "garbage_first": self.sampler.garbage[:3]}
-                              if self.sampler.garbage_count else {})},
+                    extra={**summary.extra, "engine": "fio", "notes": self.stream.notes[-5:]},
                 )
                 self._emit(self.summary)
         if self.error is None and self.summary is None:
@@ -260,7 +258,8 @@ class FioHandle:
     @property
     def warnings(self) -> list[str]:
         notes = [n for n in self.stream.notes if not (self.stopping and "terminating on signal" in n)]
-        return [n if n.startswith("fio") else f"fio: {n}" for n in notes]
+        return [n if n.startswith("fio") else f"fio: {n}" for n in notes] + garbage_warning(
+            "fio status", self.sampler.garbage_count, self.sampler.garbage)
 
     @property
     def cleanup_problems(self) -> list[str]:

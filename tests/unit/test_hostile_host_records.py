@@ -308,3 +308,11 @@ def test_one_host_whose_answer_cannot_be_read_fails_alone(monkeypatch: pytest.Mo
     assert [r.ok for r in results] == [False, True]
     assert isinstance(results[0].error, UnreadableReply) and "bad: its answer could not be read" in str(results[0].error)
     assert "malformed ip -j addr" in str(results[0].error) and results[1].facts is good
+
+
+def test_garbage_is_said_once_in_the_runs_warnings_with_the_first_line() -> None:
+    from app.runner.agent_handle import garbage_warning
+
+    assert garbage_warning("agent", 0, []) == []
+    (said,) = garbage_warning("agent", 3, ['{"type": 7} (bad record type 7)', "x"])
+    assert said.startswith("3 line(s) from the agent could not be read") and "bad record type 7" in said
