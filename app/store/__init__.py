@@ -3,7 +3,9 @@
 from app.store.csv_export import export_csv
 from app.store.errors import (
     DamagedDatabaseError,
+    DamagedSessionFileError,
     ForeignDatabaseError,
+    ImportFailedError,
     InvalidTransitionError,
     NotFoundError,
     SchemaTooNewError,
@@ -30,8 +32,10 @@ __all__ = [
     "OPEN_JOURNAL_STATES",
     "SAMPLE_DTYPE",
     "DamagedDatabaseError",
+    "DamagedSessionFileError",
     "ForeignDatabaseError",
     "HostFactsRecord",
+    "ImportFailedError",
     "InvalidTransitionError",
     "JournalEntry",
     "JournalState",

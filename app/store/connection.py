@@ -14,13 +14,13 @@ from app.store.schema import MIGRATIONS, V1_TABLES, Migration, latest_version, m
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def _check_header(path: Path) -> None:
+def _check_header(path: Path, shown: Path) -> None:
     if path.is_dir():
-        raise DamagedDatabaseError(path, "it is a directory")
+        raise DamagedDatabaseError(shown, "it is a directory")
     with path.open("rb") as f:
         head = f.read(len(SQLITE_MAGIC))
     if head != SQLITE_MAGIC:
-        raise DamagedDatabaseError(path, "no SQLite header")
+        raise DamagedDatabaseError(shown, "no SQLite header")
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
@@ -33,18 +33,25 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
 
 
 def open_database(
-    path: Path, *, readonly: bool = False, migrations: Sequence[Migration] = MIGRATIONS, backup: bool = True
+    path: Path,
+    *,
+    readonly: bool = False,
+    migrations: Sequence[Migration] = MIGRATIONS,
+    backup: bool = True,
+    shown_as: Path | None = None,
 ) -> sqlite3.Connection:
     """Open (creating if absent) and bring the schema up to date; raise a typed error otherwise.
 
     Damaged, foreign and too-new files are refused before anything is written, so
-    they stay byte for byte as they were.
+    they stay byte for byte as they were. ``shown_as``: the file errors name, when
+    ``path`` is a private copy of it (an import checks a copy of the user's file).
     """
+    shown = shown_as or path
     exists = path.exists() and (path.is_dir() or path.stat().st_size > 0)
     if exists:
-        _check_header(path)
+        _check_header(path, shown)
     elif readonly:
-        raise StoreError(f"There is no session file at {path}.")
+        raise StoreError(f"There is no session file at {shown}.")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)  # the user data dir may not exist yet
     conn = _connect(path, readonly)
@@ -57,25 +64,25 @@ def open_database(
                 if not r[0].startswith("sqlite_")
             }
         except sqlite3.DatabaseError as e:
-            raise DamagedDatabaseError(path, str(e)) from e
+            raise DamagedDatabaseError(shown, str(e)) from e
         known = latest_version(migrations)
         if version > known:
-            raise SchemaTooNewError(path, version, known)
+            raise SchemaTooNewError(shown, version, known)
         if version == 0 and tables:
-            raise ForeignDatabaseError(path)
+            raise ForeignDatabaseError(shown)
         if version >= 1 and not V1_TABLES <= tables:
-            raise DamagedDatabaseError(path, f"tables missing: {', '.join(sorted(V1_TABLES - tables))}")
+            raise DamagedDatabaseError(shown, f"tables missing: {', '.join(sorted(V1_TABLES - tables))}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 5000")
         if readonly:
             if version < known:
                 raise StoreError(
-                    f"{path} has schema version {version}; open it once read-write to upgrade it to {known}."
+                    f"{shown} has schema version {version}; open it once read-write to upgrade it to {known}."
                 )
             return conn
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise StoreError(f"{path}: SQLite refused WAL mode (got {mode}); is it on a network file system?")
+            raise StoreError(f"{shown}: SQLite refused WAL mode (got {mode}); is it on a network file system?")
         # NORMAL in WAL mode: a process crash loses nothing committed; only power loss
         # may lose the last transactions. Cheap commits matter at one flush a second.
         conn.execute("PRAGMA synchronous = NORMAL")

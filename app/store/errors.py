@@ -56,3 +56,30 @@ class InvalidTransitionError(StoreError):
 
 class NotFoundError(StoreError, KeyError):
     """No row with that id."""
+
+
+_UNCHANGED = "Nothing was imported: your session database is unchanged, and the file was left as it was."
+
+
+class DamagedSessionFileError(DamagedDatabaseError):
+    """A received session file failed the import's content checks (or is no database at all)."""
+
+    def __init__(self, path: Path, cause: str, *, table: str | None = None, row_id: object = None) -> None:
+        self.path = path
+        self.cause = cause
+        self.table = table
+        self.row_id = row_id
+        where = f"{table} row {row_id}: " if table is not None and row_id is not None else \
+            f"table {table}: " if table is not None else ""
+        # StoreError's constructor: DamagedDatabaseError's advice (move it aside) is for the user's own file.
+        StoreError.__init__(self, f"The session file {path} cannot be imported: it is damaged or is not a "
+                                  f"session file ({where}{cause}). {_UNCHANGED}")
+
+
+class ImportFailedError(StoreError):
+    """Importing a session file failed for a reason other than its content (unreadable, disk full…)."""
+
+    def __init__(self, path: Path, cause: str) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(f"The session file {path} was not imported ({cause}). {_UNCHANGED}")

@@ -169,6 +169,8 @@ def assemble(rows: Sequence[tuple[int, str, int, bytes]]) -> SampleArrays:
         client_ids[i] = index[client]
     # One join and one frombuffer: no per-sample Python work.
     records = np.frombuffer(b"".join(r[3] for r in rows), dtype=SAMPLE_DTYPE)
+    if len(records) != int(counts.sum()):  # a block whose n is not what it holds
+        raise ValueError(f"sample blocks claim {int(counts.sum())} samples but hold {len(records)}")
     return SampleArrays(
         trial_id=np.repeat(trial_ids, counts),
         client_index=np.repeat(client_ids, counts),

@@ -16,9 +16,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from app.store.states import (
 from app.store.writer import SampleWriter
 from experiments.samples import HostTelemetry, Sample
 
+_R = TypeVar("_R")
 
 
 def _dumps(value: Any) -> str:
@@ -54,6 +56,42 @@ def _dumps(value: Any) -> str:
 
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON column that holds an object (a configuration, telemetry extras)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a JSON object belongs here, not {type(value).__name__}")
+    return value
+
+
+def _str_tuple(value: Any) -> tuple[str, ...]:
+    """A JSON column that holds a list of strings (a session's hosts)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("a JSON list of strings belongs here")
+    return tuple(value)
+
+
+def _host_facts_record(r: Sequence[Any]) -> HostFactsRecord:
+    return HostFactsRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]))
+
+
+def _plan_record(r: Sequence[Any]) -> PlanRecord:
+    return PlanRecord(r[0], r[1], r[2], json.loads(r[3]))
+
+
+def _recommendation_record(r: Sequence[Any]) -> RecommendationRecord:
+    return RecommendationRecord(r[0], r[1], r[2], _object(json.loads(r[3])), json.loads(r[4]), r[5])
+
+
+def _telemetry_arrays(rows: Sequence[Sequence[Any]]) -> TelemetryArrays:
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 9
+    num = [np.asarray(col, dtype=np.float64) for col in cols[1:8]]
+    return TelemetryArrays(
+        host=tuple(cols[0]), t=num[0], interval=num[1], disk_read_bps=num[2], disk_write_bps=num[3],
+        net_rx_bps=num[4], net_tx_bps=num[5], cpu_busy=num[6],
+        extra=tuple(_object(json.loads(e)) if e else {} for e in cols[8]),
+    )
 
 
 def _boot_id() -> str:
@@ -88,14 +126,17 @@ class Store:
         readonly: bool = False,
         migrations: Sequence[Migration] = MIGRATIONS,
         clock: Callable[[], float] = time.time,
+        shown_as: Path | None = None,
     ) -> None:
         self.path = Path(path)
+        # The file errors name: the user's own file when this store is a private copy of it.
+        self.shown = shown_as or self.path
         self.readonly = readonly
         self._clock = clock
         self._lock = threading.RLock()
         self._depth = 0
         self._writers: list[SampleWriter] = []
-        self._conn = open_database(self.path, readonly=readonly, migrations=migrations)
+        self._conn = open_database(self.path, readonly=readonly, migrations=migrations, shown_as=shown_as)
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -119,7 +160,7 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (nested ones join the outer one); yields the connection."""
         if self.readonly:
-            raise StoreError(f"{self.path} is open read-only.")
+            raise StoreError(f"{self.shown} is open read-only.")
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -138,7 +179,8 @@ class Store:
                 yield self._conn
             except BaseException:
                 self._depth = 0
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                    self._conn.execute("ROLLBACK")
                 raise
             self._depth = 0
             self._conn.execute("COMMIT")
@@ -158,8 +200,12 @@ class Store:
             try:
                 with self.transaction() as conn:
                     yield conn
-            finally:
-                self._conn.execute("DETACH DATABASE " + alias)
+            except BaseException:
+                # Rolled back; a failing DETACH must not hide why.
+                with suppress(sqlite3.Error):
+                    self._conn.execute("DETACH DATABASE " + alias)
+                raise
+            self._conn.execute("DETACH DATABASE " + alias)
 
     def _q(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -172,7 +218,16 @@ class Store:
     def _raise_damaged(self, e: sqlite3.DatabaseError) -> None:
         # Plain DatabaseError (not Operational/Integrity…) is what corruption raises.
         if type(e) is sqlite3.DatabaseError:
-            raise DamagedDatabaseError(self.path, str(e)) from e
+            raise DamagedDatabaseError(self.shown, str(e)) from e
+        if isinstance(e, sqlite3.OperationalError) and "decode" in str(e):  # text that is not UTF-8
+            raise DamagedDatabaseError(self.shown, str(e)) from e
+
+    def _decode(self, where: str, make: Callable[[], _R]) -> _R:
+        """A record from stored rows; a row that does not decode is a damaged file, not a traceback."""
+        try:
+            return make()
+        except (ValueError, TypeError, KeyError, RecursionError) as e:  # json.JSONDecodeError is a ValueError
+            raise DamagedDatabaseError(self.shown, f"{where}: {type(e).__name__}: {e}") from e
 
     def _now(self) -> float:
         return self._clock()
@@ -212,12 +267,11 @@ class Store:
 
     _SESSION_COLS = "id, created, updated, state, hosts, plan, notes, origin"
 
-    @staticmethod
-    def _session(row: Sequence[Any]) -> SessionRecord:
-        return SessionRecord(
+    def _session(self, row: Sequence[Any]) -> SessionRecord:
+        return self._decode(f"sessions row {row[0]}", lambda: SessionRecord(
             id=row[0], created=row[1], updated=row[2], state=SessionState(row[3]),
-            hosts=tuple(json.loads(row[4])), plan=_loads(row[5]), notes=row[6], origin=row[7],
-        )
+            hosts=_str_tuple(json.loads(row[4])), plan=_loads(row[5]), notes=row[6], origin=row[7],
+        ))
 
     def get_session(self, session_id: int) -> SessionRecord:
         rows = self._q(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id=?", (session_id,))
@@ -332,7 +386,7 @@ class Store:
             sql += " AND host=?"
             params.append(host)
         rows = self._q(sql + " ORDER BY taken_at, id", params)
-        return [HostFactsRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+        return [self._decode(f"host_facts row {r[0]}", partial(_host_facts_record, r)) for r in rows]
 
     def save_plan(self, session_id: int, plan: Any) -> int:
         """Store a plan version; it also becomes the session's current plan."""
@@ -345,7 +399,7 @@ class Store:
 
     def plans(self, session_id: int) -> list[PlanRecord]:
         rows = self._q("SELECT id, session_id, created, plan FROM plans WHERE session_id=? ORDER BY id", (session_id,))
-        return [PlanRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        return [self._decode(f"plans row {r[0]}", partial(_plan_record, r)) for r in rows]
 
     # -- trials -----------------------------------------------------------------
 
@@ -395,13 +449,12 @@ class Store:
     _TRIAL_COLS = ("id, session_id, plan_id, config, workload, repetition, order_index, state, reason,"
                    " started, ended, summary")
 
-    @staticmethod
-    def _trial(r: Sequence[Any]) -> TrialRecord:
-        return TrialRecord(
-            id=r[0], session_id=r[1], plan_id=r[2], config=json.loads(r[3]), workload=json.loads(r[4]),
+    def _trial(self, r: Sequence[Any]) -> TrialRecord:
+        return self._decode(f"trials row {r[0]}", lambda: TrialRecord(
+            id=r[0], session_id=r[1], plan_id=r[2], config=_object(json.loads(r[3])), workload=json.loads(r[4]),
             repetition=r[5], order_index=r[6], state=TrialState(r[7]), reason=r[8], started=r[9],
             ended=r[10], summary=_loads(r[11]),
-        )
+        ))
 
     def get_trial(self, trial_id: int) -> TrialRecord:
         rows = self._q(f"SELECT {self._TRIAL_COLS} FROM trials WHERE id=?", (trial_id,))
@@ -466,7 +519,8 @@ class Store:
         if t0 is not None:
             sql += " AND t_last >= ?"
             params.append(t0)
-        arrays = assemble(self._q(sql + " ORDER BY client, t_first, id", params))
+        rows = self._q(sql + " ORDER BY client, t_first, id", params)
+        arrays = self._decode(f"sample_blocks of trial {trial_id}", lambda: assemble(rows))
         if t0 is None and t1 is None:
             return arrays
         t = arrays.t
@@ -484,7 +538,7 @@ class Store:
             " WHERE t.session_id=? ORDER BY t.order_index, t.id, b.client, b.t_first, b.id",
             (session_id,),
         )
-        return assemble(rows)
+        return self._decode(f"sample_blocks of session {session_id}", lambda: assemble(rows))
 
     def sample_count(self, session_id: int) -> int:
         return int(self._q(
@@ -515,13 +569,7 @@ class Store:
             " FROM telemetry WHERE trial_id=? ORDER BY host, t",
             (trial_id,),
         )
-        cols = list(zip(*rows, strict=True)) if rows else [()] * 9
-        num = [np.asarray(col, dtype=np.float64) for col in cols[1:8]]
-        return TelemetryArrays(
-            host=tuple(cols[0]), t=num[0], interval=num[1], disk_read_bps=num[2], disk_write_bps=num[3],
-            net_rx_bps=num[4], net_tx_bps=num[5], cpu_busy=num[6],
-            extra=tuple(json.loads(e) if e else {} for e in cols[8]),
-        )
+        return self._decode(f"telemetry of trial {trial_id}", lambda: _telemetry_arrays(rows))
 
     # -- journal ----------------------------------------------------------------
 
@@ -566,12 +614,11 @@ class Store:
     _JOURNAL_COLS = ("j.id, j.session_id, j.host, j.knob, j.target, j.old_value, j.new_value, j.created_at,"
                      " j.updated_at, j.state, j.detail")
 
-    @staticmethod
-    def _journal(r: Sequence[Any]) -> JournalEntry:
-        return JournalEntry(
+    def _journal(self, r: Sequence[Any]) -> JournalEntry:
+        return self._decode(f"journal row {r[0]}", lambda: JournalEntry(
             id=r[0], session_id=r[1], host=r[2], knob=r[3], target=r[4], old_value=_loads(r[5]),
             new_value=_loads(r[6]), created_at=r[7], updated_at=r[8], state=JournalState(r[9]), detail=r[10],
-        )
+        ))
 
     def get_journal_entry(self, entry_id: int) -> JournalEntry:
         rows = self._q(f"SELECT {self._JOURNAL_COLS} FROM journal j WHERE j.id=?", (entry_id,))
@@ -617,4 +664,4 @@ class Store:
             " WHERE session_id=? ORDER BY id",
             (session_id,),
         )
-        return [RecommendationRecord(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), r[5]) for r in rows]
+        return [self._decode(f"recommendations row {r[0]}", partial(_recommendation_record, r)) for r in rows]

@@ -9,11 +9,19 @@ from __future__ import annotations
 import shutil
 import socket
 import sqlite3
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-from app.store.errors import StoreError
+from app.store.errors import (
+    DamagedDatabaseError,
+    DamagedSessionFileError,
+    ForeignDatabaseError,
+    ImportFailedError,
+    StoreError,
+)
+from app.store.import_check import check_session_file
 from app.store.states import SessionState
 from app.store.store import Store
 
@@ -106,19 +114,61 @@ def export_session(store: Store, session_id: int, dest: Path) -> Path:
 def import_sessions(store: Store, src: Path) -> list[int]:
     """Copy every session of a shared file into this store, with new ids; returns them.
 
-    The received file is checked (and migrated if older) on a private copy, so a damaged
-    or too-new file raises the usual typed error and the original is never written.
+    The received file is opened (and migrated if older) and its content checked
+    (app.store.import_check) on a private copy; only then are its sessions copied, all in
+    one transaction. Every failure is a StoreError naming ``src``, and leaves both this
+    store and ``src`` exactly as they were.
     """
-    if not src.exists():
-        raise StoreError(f"There is no session file at {src}.")
-    with tempfile.TemporaryDirectory(prefix="nfs-tuner-import-") as tmp:
-        copy = Path(tmp) / "import.db"
+    try:
+        mode = src.stat().st_mode
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+        cause = "there is no file there" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
+        raise ImportFailedError(src, cause) from e
+    if stat.S_ISDIR(mode):
+        raise DamagedSessionFileError(src, "it is a directory, not a session file")
+    if not stat.S_ISREG(mode):  # a pipe or a device (/dev/zero) would be copied for ever
+        raise DamagedSessionFileError(src, "it is not a regular file")
+    try:
+        with tempfile.TemporaryDirectory(prefix="nfs-tuner-import-") as tmp:
+            return _import_via(Path(tmp), store, src)
+    except OSError as e:  # the private copy's folder: no space, no /tmp (str(e) would name it)
+        raise ImportFailedError(src, f"no private copy could be made: {e.strerror or type(e).__name__}") from e
+
+
+def _import_via(tmp: Path, store: Store, src: Path) -> list[int]:
+    """Copy ``src`` into ``tmp``, check the copy, then copy its sessions into ``store`` in one transaction."""
+    copy = tmp / "import.db"
+    try:
         shutil.copyfile(src, copy)
-        for suffix in ("-wal",):  # an export straight from a live database may have one
-            side = src.with_name(src.name + suffix)
-            if side.exists():
-                shutil.copyfile(side, copy.with_name(copy.name + suffix))
-        with Store(copy) as incoming:
-            ids = [s.id for s in sorted(incoming.list_sessions(), key=lambda s: (s.created, s.id))]
+        side = src.with_name(src.name + "-wal")  # an export straight from a live database may have one
+        if side.is_file():
+            shutil.copyfile(side, copy.with_name(copy.name + "-wal"))
+    except OSError as e:
+        raise ImportFailedError(src, f"it cannot be read: {e.strerror or type(e).__name__}") from e
+    if copy.stat().st_size == 0:
+        raise DamagedSessionFileError(src, "it is empty")
+    ids = _checked_copy(copy, src)
+    try:
         with store.attached(copy, "import_db") as conn:
             return [_copy_session(conn, "import_db", "main", sid, f"imported from {src.name}") for sid in ids]
+    except (StoreError, sqlite3.Error, OSError) as e:  # rolled back: all sessions or none
+        raise ImportFailedError(src, _scrub(str(e), copy, src)) from e
+
+
+def _checked_copy(copy: Path, src: Path) -> list[int]:
+    """Open the private copy as a store (schema checked, migrated if older), then check its rows."""
+    try:
+        Store(copy, shown_as=src).close()  # its typed errors name src
+    # The same findings told as an import's: their advice (move it aside, --db) is for one's own database.
+    except DamagedDatabaseError as e:
+        raise DamagedSessionFileError(src, e.cause) from e
+    except ForeignDatabaseError as e:
+        raise DamagedSessionFileError(src, "it is an SQLite database nfs-tuner did not write") from e
+    except (sqlite3.Error, OSError, ValueError, TypeError) as e:  # a migration that cannot convert a row
+        raise DamagedSessionFileError(src, _scrub(str(e), copy, src)) from e
+    return check_session_file(copy, src)
+
+
+def _scrub(text: str, copy: Path, src: Path) -> str:
+    """A foreign message (SQLite's, the OS's) with the private copy's path put as the user's file."""
+    return text.replace(str(copy), str(src)).replace(str(copy.parent), str(src.parent))
