@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
+import sqlite3
 import sys
+import time
+import traceback
 from collections.abc import Sequence
 
 from app import __version__
+from app.commands import arguments
 from app.commands.common import UsageError
-from app.paths import DB_ENV
+from app.paths import DB_ENV, log_dir, resolve_db_path
+from app.store.errors import StoreError
 from app.terminal_text import terminal_safe_streams
+
+DEBUG_ENV = "NFS_TUNER_DEBUG"  # set: an unexpected exception shows its traceback (and tests see it raised)
+LOG_NAME = "nfs-tuner.log"  # the GUI's log file too
 
 # Modules that add a subcommand; imported when the parser is built.
 COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.discover",
+    "app.commands.helper",
     "app.commands.knobs",
     "app.commands.journal",
     "app.commands.report",
@@ -40,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"nfs-tuner {__version__}")
     parser.add_argument(
         "--db",
+        type=arguments.db_path,
         metavar="PATH",
         help=f"session database (default: ${DB_ENV}, else the user data dir's nfs-tuner/sessions.db)",
     )
@@ -68,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    return build_parser().parse_args(argv)
+    """The parsed command line; a bad value exits 2 with argparse's one-line usage error."""
+    with terminal_safe_streams():  # usage errors repeat what was typed
+        return build_parser().parse_args(argv)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,17 +91,73 @@ def run(args: argparse.Namespace) -> int:
     if func is None:
         build_parser().print_help()
         return 2
-    try:
-        with terminal_safe_streams():  # host-supplied text never drives the terminal
+    if not os.environ.get(DEBUG_ENV):
+        _log_to_file()
+    with terminal_safe_streams():  # host-supplied text never drives the terminal
+        try:
             return int(func(args) or 0)
-    except UsageError as exc:  # bad input the parser could not see (a missing file, …)
-        print(f"nfs-tuner: {exc}", file=sys.stderr)
-        return 2
+        except UsageError as exc:  # bad input the parser could not see (a missing file, …)
+            print(f"nfs-tuner: {exc}", file=sys.stderr)
+            return 2
+        except StoreError as exc:  # its text names the file and what to do
+            print(f"nfs-tuner: {exc}", file=sys.stderr)
+            return 1
+        except sqlite3.Error as exc:  # SQLite's own words name no file: say which ones it may be
+            db = resolve_db_path(getattr(args, "db", None))
+            print(f"nfs-tuner: {exc}; check that the session database ({db}, see --db and ${DB_ENV}) and any file "
+                  "you asked to write are in directories you may write", file=sys.stderr)  # fmt: skip
+            return 1
+        except OSError as exc:  # a file the admin named: unwritable, missing, on a full disk
+            where = f": {exc.filename}" if exc.filename else ""
+            print(f"nfs-tuner: {exc.strerror or exc}{where}; check the path and its permissions", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("\nnfs-tuner: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            return internal_error(exc)
+
+
+def _log_to_file() -> None:
+    """The core's warnings (with tracebacks) go to the log file, not over the commands' one-line messages."""
+    root = logging.getLogger()
+    if root.handlers:  # configured already: an earlier run, a test's log capture
+        return
+    try:
+        path = log_dir() / LOG_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return  # logging's last resort still says them on stderr
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+
+
+def internal_error(exc: Exception) -> int:
+    """A bug: one line on the terminal, the traceback in the log file the admin can send."""
+    text = "".join(traceback.format_exception(exc))
+    try:
+        log = log_dir() / LOG_NAME
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} nfs-tuner {__version__}\n{text}")
+        where = f"the traceback is in {log}"
+    except OSError:
+        sys.stderr.write(text)
+        where = "the traceback is above"
+    print(f"nfs-tuner: internal error ({type(exc).__name__}: {exc}); please report it, {where} "
+          f"(set {DEBUG_ENV}=1 to see it raised)", file=sys.stderr)  # fmt: skip
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m app``: the headless CLI only (never opens a window)."""
-    args = parse(argv)
+    """``python -m app``: the headless CLI only (never opens a window); returns the exit code."""
+    try:
+        args = parse(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     if args.install_desktop_entry:
         from app.desktop_entry import install_desktop_entry
 

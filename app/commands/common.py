@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from app.commands import arguments
+
 
 class UsageError(Exception):
     """Bad command-line input; the message tells the admin what to give instead."""
 
 
 def add_ssh_options(p: Any) -> None:
-    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
+    p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
     p.add_argument("--trust-new-keys", action="store_true", help="trust host keys seen for the first time")
 
 

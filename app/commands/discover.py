@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from app.commands import arguments
 from app.commands.common import ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
 from app.facts import HostFacts
@@ -26,8 +27,8 @@ def register(subparsers: Any) -> None:
             "offered for trust on a terminal."
         ),
     )
-    p.add_argument("hosts", nargs="*", metavar="HOST", help="hosts to discover")
-    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
+    p.add_argument("hosts", nargs="*", type=arguments.host_name, metavar="HOST", help="hosts to discover")
+    p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a summary")
     p.add_argument(
         "--trust-new-keys",

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from app.commands import arguments
 from app.commands.common import ssh_config_path
 from app.hosts import HostError, HostPool, SshSettings
 from app.knobs import recovery
@@ -29,8 +30,9 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument("action", choices=("list", "check", "revert", "dismiss"), nargs="?", default="list")
-    p.add_argument("ids", nargs="*", type=int, metavar="ID", help="journal entries (default for revert: all open)")
-    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
+    p.add_argument("ids", nargs="*", type=arguments.journal_id, metavar="ID",
+                   help="journal entries (default for revert: all open)")
+    p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
     p.set_defaults(func=main)
 
 

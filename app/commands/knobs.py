@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from app.commands import arguments
 from app.commands.common import add_ssh_options, ssh_config_path
 from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
@@ -21,9 +22,10 @@ def register(subparsers: Any) -> None:
         help="list every tunable with its current value, valid values, safety class and whether it may change",
     )
     add_ssh_options(p)
-    p.add_argument("--server", required=True, metavar="HOST", help="the NFS server")
-    p.add_argument("--client", action="append", default=[], metavar="HOST", help="an NFS client (repeatable)")
-    p.add_argument("--export", metavar="PATH", help="only this export (default: all)")
+    p.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST", help="the NFS server")
+    p.add_argument("--client", type=arguments.host_name, action="append", default=[], metavar="HOST",
+                   help="an NFS client (repeatable)")
+    p.add_argument("--export", type=arguments.export_path, metavar="PATH", help="only this export (default: all)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=main)
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.commands import arguments
 from app.paths import resolve_db_path
 from app.report import write_report
 from app.store.errors import NotFoundError, StoreError
@@ -19,8 +20,8 @@ def register(subparsers: Any) -> None:
         description="Write one stored session as a self-contained HTML report: tables, plots as inline SVG, "
                     "the recommendation with its evidence, the snippets, host facts and the journal.",
     )
-    p.add_argument("id", type=int, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
-    p.add_argument("--to", required=True, metavar="FILE", help="HTML file to write")
+    p.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
+    p.add_argument("--to", type=arguments.report_file, required=True, metavar="FILE", help="HTML file to write")
     p.set_defaults(func=cmd_report)
 
 

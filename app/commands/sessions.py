@@ -1,4 +1,4 @@
-"""``nfs-tuner sessions list|show|export``: review stored sessions without any host in reach."""
+"""``nfs-tuner sessions list|show|export|import``: review and share stored sessions without any host in reach."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.commands import arguments
 from app.paths import resolve_db_path
 from app.recommend.evidence import config_text
 from app.recommend.units import figure_text
@@ -24,7 +25,7 @@ from app.store.csv_export import export_csv
 from app.store.errors import NotFoundError, StoreError
 from app.store.records import TrialRecord
 from app.store.store import Store
-from app.store.transfer import export_session
+from app.store.transfer import export_session, import_sessions
 
 
 def register(subparsers: Any) -> None:
@@ -38,17 +39,24 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="a session's trials, recommendation and snippets")
-    show.add_argument("id", type=int, metavar="ID")
+    show.add_argument("id", type=arguments.session_id, metavar="ID")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--objective", help="whose configuration the snippets render (default: the first)")
     show.add_argument("--no-snippets", action="store_true", help="leave the snippets out")
     show.set_defaults(func=cmd_show)
 
     ex = sub.add_parser("export", help="write one session to a standalone file (and CSV)")
-    ex.add_argument("id", type=int, metavar="ID")
-    ex.add_argument("--to", required=True, metavar="FILE", help="new session file to write")
-    ex.add_argument("--csv", metavar="DIR", help="also write the trials and samples as CSV into DIR")
+    ex.add_argument("id", type=arguments.session_id, metavar="ID")
+    ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE", help="new session file to write")
+    ex.add_argument("--csv", type=arguments.output_dir, metavar="DIR",
+                    help="also write the trials and samples as CSV into DIR")
     ex.set_defaults(func=cmd_export)
+
+    im = sub.add_parser("import", help="copy the sessions of a received session file into the database, with new ids",
+                        description="The file is checked on a private copy first: a damaged or hostile file "
+                                    "imports nothing and is never written.")
+    im.add_argument("file", metavar="FILE", help="a session file (from `sessions export` or the review window)")
+    im.set_defaults(func=cmd_import)
 
 
 def _fail(message: str) -> int:
@@ -102,9 +110,14 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
+def _share(value: Any) -> float:
+    """A summary's share (cv, dip) as a number: a summary may hold null (or, from elsewhere, anything)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def _trial_line(t: TrialRecord) -> str:
     fig, mean = trial_figures(t), trial_mean(t)
-    figure = f"{trial_figure_text(t)} cv {fig.get('cv', 0):.1%} dip {fig.get('deepest_dip', 0):.0%}" \
+    figure = f"{trial_figure_text(t)} cv {_share(fig.get('cv')):.1%} dip {_share(fig.get('deepest_dip')):.0%}" \
         if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""
     return f"  #{t.id:<5} {t.state.value:<8} {workload_kind(t.workload):<12} {config_text(t.config)}: {figure}{reason}"
@@ -176,4 +189,16 @@ def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
     except StoreError as e:
         return _fail(str(e))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    src = Path(args.file).expanduser()
+    try:
+        with _open(args, readonly=False) as store:
+            ids = import_sessions(store, src)
+    except StoreError as e:  # every import failure: the database and the file are as they were
+        return _fail(str(e))
+    out.write(f"imported {len(ids)} session(s) from {src}: {', '.join(str(i) for i in ids)}\n")
     return 0

@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.commands import arguments
 from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
+from app.knobs.catalog import SPECS
 from app.paths import resolve_db_path
 from app.recommend.units import figure_text
 from app.runner import ENGINES
@@ -27,6 +29,10 @@ from app.sweep.ssh_hosts import SshHosts
 from experiments.workloads import MIB
 
 DEFAULTS = PlanChoices()
+MAX_RUNS = 1000
+MAX_DURATION_S = 86400.0  # a day's measuring per trial
+MAX_FILE_MIB = 16 * 1024 * 1024  # 16 TiB per client
+MAX_LINK_MBPS = 1e7  # 10 TB/s
 
 
 def register(subparsers: Any) -> None:
@@ -36,30 +42,38 @@ def register(subparsers: Any) -> None:
                     "client at once and keep the results in the session database.",
     )  # fmt: skip
     low = DEFAULTS.repetitions
-    p.add_argument("--ssh-config", metavar="FILE", help="SSH config that names the hosts (default ~/.ssh/config)")
-    p.add_argument("--server", required=True, metavar="HOST", help="the NFS server (SSH name)")
-    p.add_argument("--server-address", metavar="ADDR", help="the server's name or address as clients mount it")
-    p.add_argument("--client", action="append", required=True, metavar="HOST", help="a client (repeat for several)")
-    p.add_argument("--export", metavar="PATH", help="the export's path on the server (default: the one the clients "
-                                                    "mount, else the first exported)")
-    p.add_argument("--knob", action="append", default=[], metavar="NAME=V1,V2", help="a knob and its values (repeat)")
-    p.add_argument("--workload", action="append", metavar="W",
+    runs = arguments.whole_number("a whole number of runs", 1, MAX_RUNS)
+    p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE",
+                   help="SSH config that names the hosts (default ~/.ssh/config)")
+    p.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST",
+                   help="the NFS server (SSH name)")
+    p.add_argument("--server-address", type=arguments.address, metavar="ADDR",
+                   help="the server's name or address as clients mount it")
+    p.add_argument("--client", type=arguments.host_name, action="append", required=True, metavar="HOST",
+                   help="a client (repeat for several)")
+    p.add_argument("--export", type=arguments.export_path, metavar="PATH",
+                   help="the export's path on the server (default: the one the clients mount, else the first exported)")
+    p.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V1,V2",
+                   help=f"a knob and its values (repeat); knobs: {', '.join(SPECS)}")
+    p.add_argument("--workload", type=arguments.workload, action="append", metavar="W",
                    help=f"seq_read, seq_write, … (repeat; default {', '.join(DEFAULTS.workloads)})")
     p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
                    help="; ".join(f"{k}: {v}" for k, v in STRATEGY_TEXT.items()) + f" (default {DEFAULTS.strategy})")
-    p.add_argument("--repetitions", type=int, default=low, metavar="N",
+    p.add_argument("--repetitions", type=runs, default=low, metavar="N",
                    help=f"runs per configuration at least (default {low})")
-    p.add_argument("--max-repetitions", type=int, metavar="N", help="runs at most while noisy (default 3×N)")
-    p.add_argument("--duration", type=float, metavar="S",
+    p.add_argument("--max-repetitions", type=runs, metavar="N", help="runs at most while noisy (default 3×N)")
+    p.add_argument("--duration", type=arguments.finite_positive_float("seconds", MAX_DURATION_S), metavar="S",
                    help=f"measuring cap per trial (default {DEFAULTS.timing().max_measure_s:g})")
-    p.add_argument("--file-size", type=int, default=DEFAULTS.file_size // MIB, metavar="MiB",
+    p.add_argument("--file-size", type=arguments.whole_number("a whole number of MiB", 1, MAX_FILE_MIB),
+                   default=DEFAULTS.file_size // MIB, metavar="MiB",
                    help=f"data set per client (default {DEFAULTS.file_size // MIB})")
-    p.add_argument("--link-mbps", type=float, metavar="MB/s", help="link ceiling per client: faster trials are broken")
+    p.add_argument("--link-mbps", type=arguments.finite_positive_float("MB/s", MAX_LINK_MBPS), metavar="MB/s",
+                   help="link ceiling per client: faster trials are broken")
     p.add_argument("--no-ceilings", action="store_true",
                    help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
     p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
-    p.add_argument("--resume", type=int, metavar="ID", help="resume an interrupted or cancelled session")
-    p.add_argument("--seed", type=int, default=DEFAULTS.seed)
+    p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
+    p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
                    help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -67,13 +81,13 @@ def register(subparsers: Any) -> None:
 
 
 def choices_from_args(args: argparse.Namespace) -> PlanChoices:
-    """The --knob NAME=V1,V2 flags and the rest as the wizard's PlanChoices; ValueError on a bad --knob."""
+    """The --knob NAME=V1,V2 flags and the rest as the wizard's PlanChoices; ValueError on a knob given twice."""
     knobs: dict[str, str] = {}
-    for item in args.knob:
-        name, sep, values = item.partition("=")
-        if not sep:
-            raise ValueError(f"--knob {item!r}: write NAME=V1,V2")
-        knobs[name.strip()] = values
+    for item in args.knob:  # KnobAssignment: checked by the parser
+        if item.name in knobs:
+            raise ValueError(f"--knob {item.name} is given twice: list all its values in one, "
+                             f"--knob {item.name}=V1,V2")  # fmt: skip
+        knobs[item.name] = item.values
     return PlanChoices(
         knobs=knobs, workloads=tuple(args.workload or DEFAULTS.workloads), strategy=args.strategy,
         repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,

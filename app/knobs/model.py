@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from app.hosts.remote_args import UnsafeValue, absolute_path
 
 Value = int | str
 
@@ -79,7 +81,7 @@ class Step:
 def write_file(path: str, value: Value) -> Step:
     # `tee PATH` rather than a shell redirect: the sudoers rule can name exactly
     # which files nfs-tuner may write.
-    return Step(("tee", path), f"{value}\n")
+    return Step(("tee", remote_value(absolute_path, path, "file to write")), f"{value}\n")
 
 
 class KnobError(Exception):
@@ -88,6 +90,14 @@ class KnobError(Exception):
 
 class InvalidValue(KnobError):
     pass
+
+
+def remote_value(check: Callable[[str, str], str], value: str, what: str) -> str:
+    """``check(value, what)`` from app.hosts.remote_args, its refusal as a KnobError (a broken trial, said)."""
+    try:
+        return check(value, what)
+    except UnsafeValue as exc:
+        raise KnobError(str(exc)) from None
 
 
 class ReadOnlyHost(KnobError):

@@ -13,9 +13,11 @@ import json
 from dataclasses import dataclass
 
 from app.hosts import HostConnection, HostPool
+from app.hosts.remote_args import address as host_address
+from app.hosts.remote_args import interface, ip_address
 from app.knobs.catalog import SPECS
 from app.knobs.changes import ChangeJournal
-from app.knobs.model import Applied, InvalidValue, KnobError, KnobSpec, Step, Value, as_int
+from app.knobs.model import Applied, InvalidValue, KnobError, KnobSpec, Step, Value, as_int, remote_value
 from app.knobs.targets import read_text
 
 ICMP_AND_IP_HEADERS = 28
@@ -25,6 +27,9 @@ ICMP_AND_IP_HEADERS = 28
 class MtuTarget:
     iface: str
     spec: KnobSpec = SPECS["mtu"]
+
+    def __post_init__(self) -> None:
+        remote_value(interface, self.iface, "network interface")  # from `ip route get` or the journal
 
     @property
     def target(self) -> str:
@@ -53,26 +58,32 @@ class MtuCheckFailed(KnobError):
 
 async def resolve_address(conn: HostConnection, name: str) -> str:
     """The IPv4 address ``name`` has as seen from this host."""
-    result = await conn.run(["getent", "ahostsv4", name])
+    result = await conn.run(["getent", "ahostsv4", remote_value(host_address, name, "server address")])
     words = result.stdout.split()
     if not result.ok or not words:
         raise KnobError(f"{conn.name} cannot resolve {name!r}: give the server's address as the clients see it")
-    return words[0]
+    return remote_value(ip_address, words[0], f"{conn.name}'s getent answer for {name!r}")
 
 
 async def route_to(conn: HostConnection, address: str) -> PathEnd:
     """Which interface and source address this host uses to reach ``address``."""
-    result = await conn.run(["ip", "-j", "route", "get", address])
+    result = await conn.run(["ip", "-j", "route", "get", remote_value(ip_address, address, "route destination")])
     try:
         route = json.loads(result.stdout)[0]
-        return PathEnd(conn.name, str(route["dev"]), str(route.get("prefsrc", "")))
+        dev, source = str(route["dev"]), str(route.get("prefsrc", ""))
     except (ValueError, LookupError, TypeError):
         raise KnobError(f"{conn.name} has no route to {address}: {result.stderr.strip()}") from None
+    # both go on to other commands (ip link, ping, the server's own route lookup)
+    remote_value(interface, dev, f"{conn.name}'s route to {address}: interface")
+    if source:
+        remote_value(ip_address, source, f"{conn.name}'s route to {address}: source address")
+    return PathEnd(conn.name, dev, source)
 
 
 async def df_ping(conn: HostConnection, address: str, mtu: int) -> bool:
     size = mtu - ICMP_AND_IP_HEADERS
-    result = await conn.run(["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", str(size), address], timeout=20)
+    target = remote_value(ip_address, address, "ping target")
+    result = await conn.run(["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", str(size), target], timeout=20)
     return result.ok
 
 

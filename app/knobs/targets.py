@@ -14,8 +14,9 @@ from typing import Protocol
 from app.facts.parse_nfs import parse_exportfs
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostConnection
+from app.hosts.remote_args import absolute_path, address, word
 from app.knobs.catalog import SPECS
-from app.knobs.model import KnobError, KnobSpec, Step, Value, as_int, write_file
+from app.knobs.model import KnobError, KnobSpec, Step, Value, as_int, remote_value, write_file
 
 ABSENT = "absent"  # the old value of something nfs-tuner creates (its test mount)
 
@@ -51,6 +52,9 @@ class KernelFileTarget:
 
     spec: KnobSpec
     path: str
+
+    def __post_init__(self) -> None:
+        remote_value(absolute_path, self.path, f"{self.spec.name}'s file")  # also rebuilt from the journal
 
     @property
     def target(self) -> str:
@@ -101,6 +105,11 @@ class ExportSyncTarget:
     client: str
     spec: KnobSpec = field(default_factory=lambda: SPECS["export_sync"])
     _options: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # both come from `exportfs -v` or the journal; "client:path" is an argv word of exportfs
+        remote_value(word, self.client, "export client")
+        remote_value(absolute_path, self.path, "export path")
 
     @property
     def target(self) -> str:
@@ -173,6 +182,14 @@ class ScratchMount:
                                          "nfs-tuner's own mount of the export for trials")
     )  # fmt: skip
     options: MountOptions = field(default_factory=MountOptions)
+
+    def __post_init__(self) -> None:
+        # "server:export" is mount's source word: '-oremount,bind' there would be an option.
+        # Rebuilt from the journal with neither (only the mount point is put back).
+        if self.server or self.export:
+            remote_value(address, self.server, "server address")
+            remote_value(absolute_path, self.export, "export path")
+        remote_value(absolute_path, self.mount_point, "test mount point")
 
     @property
     def target(self) -> str:

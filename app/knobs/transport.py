@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from app.facts.model import MountEntry
 from app.hosts import HostConnection
-from app.knobs.model import KnobError
+from app.hosts.remote_args import address as host_address
+from app.knobs.model import KnobError, remote_value
 
 NFS_PORT = 2049
 # advmss is the MTU less 40 bytes of IP and TCP headers and, as Linux reports it, the
@@ -66,7 +67,8 @@ def parse_ss_tcp_info(text: str) -> list[TcpConnection]:
 
 async def nfs_connections(conn: HostConnection, address: str) -> list[TcpConnection] | None:
     """This host's TCP connections to ``address``'s NFS port; None if ``ss`` is missing."""
-    result = await conn.run(["ss", "-tin", "dst", address, "dport", "=", f":{NFS_PORT}"])
+    result = await conn.run(["ss", "-tin", "dst", remote_value(host_address, address, "server address"),
+                             "dport", "=", f":{NFS_PORT}"])  # fmt: skip
     if not result.ok:
         return None
     return parse_ss_tcp_info(result.stdout)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from app.events import EventBus
 from app.hosts import HostConnection, HostError, HostPool
+from app.hosts.remote_args import UnsafeValue, address
 from app.runner.agent_handle import AgentHandle
 from app.runner.errors import RunError
 from app.runner.run import ClientWork, WorkloadRunner
@@ -94,6 +95,10 @@ async def tcp_ceiling(
     pool: HostPool, server: str, client: str, server_address: str, duration_s: float = 5.0, python: str = "python3"
 ) -> TcpCeiling:
     """TCP throughput from ``client`` to ``server_address``; iperf3 first, the agent as fallback."""
+    try:  # a client's mount may have named it: it becomes iperf3's -c word
+        address(server_address, "server address")
+    except UnsafeValue as exc:
+        raise RunError(client, str(exc)) from None
     try:
         if await _has(pool[client], "iperf3") and await _has(pool[server], "iperf3"):
             with contextlib.suppress(RunError):

@@ -8,9 +8,11 @@ face. ``plan_problems`` checks choices field by field with the words both faces 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.hosts.remote_args import UnsafeValue, absolute_path, address, host_name
 from app.knobs.catalog import SPECS
 from app.knobs.model import Safety
 from app.knobs.values import BadValue, parse_values
@@ -114,14 +116,38 @@ def plan_problems(choices: PlanChoices) -> dict[str, str]:
     low, high = choices.runs
     if not 1 <= low <= high:
         problems["repetitions"] = f"repetitions must be at least 1 and at most the maximum ({high}), got {low}"
-    if choices.duration_s is not None and not choices.duration_s > 0:
-        problems["duration"] = f"the measuring cap must be more than 0 s, got {choices.duration_s}"
+    if choices.duration_s is not None and not (math.isfinite(choices.duration_s) and choices.duration_s > 0):
+        problems["duration"] = f"the measuring cap must be a finite number of seconds above 0, got {choices.duration_s}"
+    if not choices.file_size > 0:
+        problems["file_size"] = f"the data set per client must be more than 0 bytes, got {choices.file_size}"
+    if choices.link_bps is not None and not (math.isfinite(choices.link_bps) and choices.link_bps > 0):
+        problems["link"] = f"the link ceiling must be a finite rate above 0, got {choices.link_bps}"
+    return problems
+
+
+def where_problems(where: Where) -> dict[str, str]:
+    """What in ``where`` would not reach the hosts' commands as plain data, by field.
+
+    The admin types these, or discovery reports them (the export, the address a client
+    mounts): either way they become words of ssh, mount, getent and exportfs.
+    """
+    problems: dict[str, str] = {}
+    checks = [("server", host_name, where.server, "server"),
+              *(("clients", host_name, c, "client") for c in where.clients),
+              ("export", absolute_path, where.export, "export path"),
+              ("server_address", address, where.server_address, "server address")]  # fmt: skip
+    for field_name, check, value, what in checks:
+        if value or field_name in ("server", "clients"):  # "" export or address: the default one
+            try:
+                check(value, what)
+            except UnsafeValue as exc:
+                problems.setdefault(field_name, str(exc))
     return problems
 
 
 def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value] | None = None) -> SweepSpec:
     """The sweep ``choices`` describe on ``where``; ``baseline``: the hosts' values today. PlanError if invalid."""
-    if problems := plan_problems(choices):
+    if problems := plan_problems(choices) | where_problems(where):
         raise PlanError(problems)
     knobs, _ = parse_knobs(choices)
     low, high = choices.runs

@@ -189,7 +189,7 @@ def test_cli_list_hosts_and_missing_config(
     assert cli.main(["discover", "--ssh-config", str(cfg), "--list-hosts"]) == 0
     assert capsys.readouterr().out.split() == ["a", "b"]
     assert cli.main(["discover", "--ssh-config", str(tmp_path / "nope"), "a"]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    assert "no such file" in capsys.readouterr().err
 
 
 class _Tty(io.StringIO):

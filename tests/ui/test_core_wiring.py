@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from app.cli import parse
-from app.commands.sweep import check_choices, choices_from_args
-from app.session import PlanError, TuningSession
+from argparse import ArgumentTypeError
+
+from app.commands.arguments import knob_assignment
+from app.commands.sweep import check_choices
+from app.session import PlanChoices, PlanError, TuningSession
 from app.session.factory import DEMO_ENV, open_tuning_session
 from app.simulated import SimulatedHosts
 from app.sweep.ssh_hosts import SshHosts
@@ -100,10 +102,9 @@ def test_the_plan_page_takes_what_the_cli_takes_in_its_words(qtbot, session: Tun
     for name, check in page.checks.items():
         check.setChecked(name == knob)
     page.edits[knob].setText(text)
-    args = parse(["sweep", "--server", "s", "--client", "c", "--knob", f"{knob}={text}"])
-    try:
-        check_choices(choices_from_args(args))  # what `nfs-tuner sweep` checks before touching a host
-    except PlanError as exc:
+    try:  # what `nfs-tuner sweep` checks before touching a host: its --knob parser, then the plan
+        check_choices(PlanChoices(knobs=dict([knob_assignment(f"{knob}={text}")])))
+    except (ArgumentTypeError, PlanError) as exc:
         assert not page.isComplete() and page.error_label.text() == str(exc)
     else:
         assert page.isComplete() and page.error_label.text() == ""

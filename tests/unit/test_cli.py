@@ -59,8 +59,10 @@ def test_wizard_ssh_config_option_is_its_own_and_a_missing_file_is_refused_befor
     from app import cli
 
     assert cli.parse(["--ssh-config", "lab.conf"]).gui_ssh_config == "lab.conf"
-    # a command's own --ssh-config is not taken by the wizard's option
-    assert cli.parse(["--ssh-config", "a", "discover", "--ssh-config", "b", "h"]).gui_ssh_config == "a"
+    # a command's own --ssh-config is not taken by the wizard's option (and must exist: its parser checks)
+    (tmp_path / "b").write_text("")
+    args = cli.parse(["--ssh-config", "a", "discover", "--ssh-config", str(tmp_path / "b"), "h"])
+    assert args.gui_ssh_config == "a" and args.ssh_config == str(tmp_path / "b")
     code = (
         "import sys; from ui.entry import main\n"
         f"rc = main(['--ssh-config', {str(tmp_path / 'nope')!r}])\n"
