@@ -12,7 +12,7 @@ from pathlib import Path
 from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts, split_sections
 from app.facts.build import CUT_SHORT
 from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer, UnreadableReply
-from app.hosts.privilege import PrivilegeMode, sudo_commands_for, sudoers_line
+from app.hosts.privilege import PrivilegeMode, sudoers_line
 from app.hosts.ssh_config import config_hosts
 
 GATHER_TIMEOUT = 60.0
@@ -51,7 +51,7 @@ async def discover_host(conn: HostConnection) -> HostFacts:
         with_sudo, _ = await _gather(conn, True)
         if CUT_SHORT not in with_sudo.problems:
             facts = with_sudo
-    line = "" if priv.can_change else sudoers_line(priv.user, sudo_commands_for(facts.tools))
+    line = "" if priv.can_change else sudoers_line(priv.user)
     return dataclasses.replace(
         facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line
     )

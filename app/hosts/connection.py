@@ -27,7 +27,8 @@ from app.hosts.errors import (
     ChangedHostKey,
 )
 from app.hosts.known_hosts import KnownHosts, user_known_hosts_files
-from app.hosts.privilege import PROBE_SCRIPT, Privilege, parse_probe
+from app.hosts.privilege import HELPER_PATH, PROBE_SCRIPT, Privilege, parse_probe
+from app.hosts.remote_args import UnsafeValue, host_name
 from app.hosts.process import CommandResult, RemoteProcess
 from app.hosts.settings import SshSettings
 
@@ -115,6 +116,10 @@ class HostConnection:
             self._lost_reason = ""
 
     async def _open(self) -> asyncssh.SSHClientConnection:
+        try:  # the name reaches the SSH config's ProxyCommand (%h) and the resolver: never an option
+            host_name(self.name)
+        except UnsafeValue as exc:
+            raise SshError(self.name, str(exc)) from None
         try:
             known = await self.resolve_known_hosts()
         except (asyncssh.Error, OSError, ValueError) as exc:
@@ -226,6 +231,8 @@ class HostConnection:
             return ["sudo", "-n", "--", *argv], input
         if priv.sudo_password_accepted and self._sudo_password:
             return self._sudo_argv(argv), self._sudo_password + "\n" + (input or "")
+        if priv.via_helper:  # the admin's narrow rule: the helper checks the command and runs it
+            return ["sudo", "-n", "--", HELPER_PATH, *argv], input
         raise NoSudo(self.name, priv.user, priv.sudoers_line())
 
     # -- commands -------------------------------------------------------------------

@@ -119,8 +119,9 @@ class NoSudo(HostError):
             host,
             f"{host}: user {user!r} is not root and cannot use sudo without a password"
             f"{f' ({detail})' if detail else ''}, so the tunables there are read-only. Log in "
-            "as root, give nfs-tuner the sudo password, or ask the admin to add this line "
-            f"with visudo: {sudoers_line}",
+            "as root, give nfs-tuner the sudo password, or ask the admin to install nfs-tuner's "
+            "helper (`nfs-tuner helper` prints it and how) and add this line with visudo: "
+            f"{sudoers_line}",
         )
         self.user = user
         self.sudoers_line = sudoers_line

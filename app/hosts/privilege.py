@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+import re
 from dataclasses import dataclass
 
-# The commands nfs-tuner runs as root, and the only files it writes through tee.
-# Narrow tee arguments keep the sudoers rule from granting a root shell in disguise.
-SUDO_COMMANDS: tuple[str, ...] = (
-    "/usr/sbin/rpc.nfsd",
-    "/usr/sbin/exportfs",
-    "/usr/sbin/sysctl",
-    "/usr/bin/mount",
-    "/usr/bin/umount",
-    "/usr/sbin/ip link set *",
-    "/usr/bin/tee /proc/fs/nfsd/threads",
-    "/usr/bin/tee /sys/block/md*/md/stripe_cache_size",
-    "/usr/bin/tee /sys/class/bdi/*/read_ahead_kb",
-    "/usr/bin/tee /proc/sys/vm/drop_caches",
-)
+# The one program a narrow sudoers rule grants (app/knobs/sudo_helper_host.py): it runs
+# only the commands nfs-tuner uses, each argument checked. A list of programs with
+# "any arguments" (mount, exportfs, sysctl, tee …) would be root in disguise.
+HELPER_PATH = "/usr/local/sbin/nfs-tuner-helper"
+# A user name as useradd accepts it: nothing a host reports goes into a rule unchecked.
+_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+_DIGEST = re.compile(r"[0-9a-f]{8,64}|unrendered")
 
 # Who am I, may I sudo without a password: shell builtins only where possible (the
 # effective uid from /proc/self/status, the login name sshd puts in $LOGNAME).
@@ -28,13 +21,16 @@ PROBE_SCRIPT = r"""u=; while read -r k a b rest; do [ "$k" = "Uid:" ] && { u=$b;
 printf '%s\n%s\n' "${LOGNAME:-$(id -un 2>/dev/null)}" "$u"
 if [ "$u" = 0 ]; then echo sudo:0
 elif command -v sudo >/dev/null 2>&1; then sudo -n true >/dev/null 2>&1; echo "sudo:$?"
-else echo sudo:absent; fi"""
+else echo sudo:absent; fi
+if [ "$u" != 0 ] && [ -x /usr/local/sbin/nfs-tuner-helper ]; then
+  h=$(sudo -n /usr/local/sbin/nfs-tuner-helper version 2>/dev/null </dev/null) && echo "helper:$h"; fi"""
 
 
 class PrivilegeMode(enum.Enum):
     ROOT = "root"
     SUDO = "passwordless sudo"
     SUDO_PASSWORD = "sudo with password"
+    HELPER = "sudo through nfs-tuner-helper"
     READ_ONLY = "read-only"
 
 
@@ -45,6 +41,7 @@ class Privilege:
     passwordless_sudo: bool
     sudo_installed: bool
     sudo_password_accepted: bool = False
+    helper: str = ""  # the installed nfs-tuner-helper's digest, when sudo lets this login run it
 
     @property
     def is_root(self) -> bool:
@@ -58,15 +55,21 @@ class Privilege:
             return PrivilegeMode.SUDO
         if self.sudo_password_accepted:
             return PrivilegeMode.SUDO_PASSWORD
+        if self.helper:
+            return PrivilegeMode.HELPER
         return PrivilegeMode.READ_ONLY
+
+    @property
+    def via_helper(self) -> bool:
+        return self.mode is PrivilegeMode.HELPER
 
     @property
     def can_change(self) -> bool:
         """Whether tunables needing root may be applied on this host."""
         return self.mode is not PrivilegeMode.READ_ONLY
 
-    def sudoers_line(self, commands: Sequence[str] = SUDO_COMMANDS) -> str:
-        return sudoers_line(self.user, commands)
+    def sudoers_line(self) -> str:
+        return sudoers_line(self.user)
 
     def describe(self) -> str:
         if self.can_change:
@@ -74,8 +77,14 @@ class Privilege:
         return f"{self.user}: read-only; to allow changes add with visudo: {self.sudoers_line()}"
 
 
-def sudoers_line(user: str, commands: Sequence[str] = SUDO_COMMANDS) -> str:
-    return f"{user} ALL=(root) NOPASSWD: {', '.join(commands)}"
+def sudoers_line(user: str) -> str:
+    """The one sudoers entry nfs-tuner asks for: its helper, for this login only.
+
+    A user name the host reported that is not a plain user name is not pasted into a
+    rule; the admin fills it in.
+    """
+    who = user if _USER.fullmatch(user) else "YOUR_LOGIN"
+    return f"{who} ALL=(root) NOPASSWD: {HELPER_PATH}"
 
 
 def parse_probe(output: str) -> Privilege:
@@ -86,19 +95,11 @@ def parse_probe(output: str) -> Privilege:
     if len(lines) > 1 and lines[1].isdigit():
         uid = int(lines[1])
     sudo_state = next((ln.split(":", 1)[1] for ln in lines if ln.startswith("sudo:")), "absent")
+    helper = next((ln.split(":", 1)[1] for ln in lines if ln.startswith("helper:")), "")
     return Privilege(
         user=user,
         uid=uid,
         passwordless_sudo=sudo_state == "0",
         sudo_installed=sudo_state != "absent",
+        helper=helper if _DIGEST.fullmatch(helper) else "",
     )
-
-
-def sudo_commands_for(tools: dict[str, str]) -> tuple[str, ...]:
-    """SUDO_COMMANDS with each program at the path discovery found on that host."""
-    out: list[str] = []
-    for entry in SUDO_COMMANDS:
-        program, _, args = entry.partition(" ")
-        found = tools.get(program.rsplit("/", 1)[-1], "")
-        out.append(f"{found or program}{' ' + args if args else ''}")
-    return tuple(out)

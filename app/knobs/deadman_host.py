@@ -29,6 +29,11 @@ import time
 
 NAMES = ("restore.json", "heartbeat", "disarm", "pid", "fired.json")
 MAX_FILE = 4 * 1024 * 1024
+# Set by nfs-tuner-helper (sudo_helper_host.py) when the switch runs inside it: the
+# caller is then not root, so it may only write its restore steps and ask to disarm,
+# and every step must be one the helper would run itself: STEP_GUARD(argv, input)
+# returns the argv to run or raises.
+STEP_GUARD = None
 
 
 class Refused(Exception):
@@ -114,9 +119,23 @@ def _exists(dfd, name):
         return False
 
 
+def _guarded(steps):
+    """Refuse restore steps the helper would not run (only inside the helper)."""
+    if STEP_GUARD is not None:
+        for entry in steps if isinstance(steps, list) else [None]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("steps"), list):
+                raise Refused("restore entries must be objects with steps")
+            for step in entry["steps"]:
+                if not isinstance(step, dict) or not isinstance(step.get("argv"), list):
+                    raise Refused("a restore step must be an object with an argv list")
+                STEP_GUARD([str(a) for a in step["argv"]], str(step.get("input") or ""))
+
+
 def _run_step(step):
     argv = [str(a) for a in step["argv"]]  # run as root, which the switch is: never through sudo
     try:
+        if STEP_GUARD is not None:
+            argv = STEP_GUARD(argv, step.get("input") or "")
         proc = subprocess.run(
             argv,
             input=(step.get("input") or "").encode(),
@@ -208,7 +227,12 @@ def main(argv):
             return 0
         dfd = _open_dir(path)
         if verb == "write":
-            _write(dfd, rest[0], sys.stdin.read(MAX_FILE))
+            if STEP_GUARD is not None and rest[0] not in ("restore.json", "disarm"):
+                raise Refused("through the helper only restore.json may be written")
+            data = sys.stdin.read(MAX_FILE)
+            if rest[0] == "restore.json":
+                _guarded(json.loads(data))
+            _write(dfd, rest[0], data)
         elif verb == "read":
             sys.stdout.write(_read(dfd, rest[0]))
         elif verb == "beat":

@@ -206,7 +206,7 @@ def test_no_sudo_gives_sudoers_line(tmp_path: Path) -> None:
             priv = await conn.privilege()
             assert priv.mode is PrivilegeMode.READ_ONLY
             assert not priv.can_change
-            assert priv.sudoers_line().startswith("tuner ALL=(root) NOPASSWD: /usr/sbin/rpc.nfsd")
+            assert priv.sudoers_line() == "tuner ALL=(root) NOPASSWD: /usr/local/sbin/nfs-tuner-helper"
             with pytest.raises(NoSudo) as caught:
                 await conn.run(["cat", "/proc/fs/nfsd/threads"], sudo=True)
             assert "tuner ALL=(root) NOPASSWD:" in str(caught.value)

@@ -12,7 +12,7 @@ import asyncssh
 import pytest
 
 from app.hosts import ChangedHostKey, KnownHosts, PrivilegeMode, UnknownHostKey, config_hosts
-from app.hosts.privilege import parse_probe, sudo_commands_for, sudoers_line
+from app.hosts.privilege import HELPER_PATH, parse_probe, sudoers_line
 
 
 def _line(pattern: str, key: asyncssh.SSHKey) -> str:
@@ -68,11 +68,21 @@ def test_probe_parsing_and_modes() -> None:
     assert "visudo" in ro.describe()
 
 
-def test_sudoers_line_uses_discovered_paths() -> None:
-    line = sudoers_line("ann", sudo_commands_for({"rpc.nfsd": "/sbin/rpc.nfsd", "tee": "/bin/tee"}))
-    assert line.startswith("ann ALL=(root) NOPASSWD: /sbin/rpc.nfsd, /usr/sbin/exportfs")
-    assert "/bin/tee /proc/fs/nfsd/threads" in line
-    assert "ALL=(root) NOPASSWD: ALL" not in line
+def test_the_sudoers_line_grants_the_helper_alone() -> None:
+    assert sudoers_line("ann") == f"ann ALL=(root) NOPASSWD: {HELPER_PATH}"
+
+
+@pytest.mark.parametrize("user", ["ALL", "ann ALL=(ALL) NOPASSWD: ALL\nx", "root,ann", "%wheel", "-o", "", "a b", "Ann",
+                                  "ann\x1b[2J", "a" * 40, "ann:x"])
+def test_a_user_name_that_is_not_plain_never_goes_into_the_rule(user: str) -> None:
+    assert sudoers_line(user) == f"YOUR_LOGIN ALL=(root) NOPASSWD: {HELPER_PATH}"
+
+
+def test_the_probe_finds_the_helper_and_its_digest() -> None:
+    priv = parse_probe("ann\n1000\nsudo:1\nhelper:0123456789abcdef\n")
+    assert priv.mode is PrivilegeMode.HELPER and priv.can_change and priv.via_helper
+    assert parse_probe("ann\n1000\nsudo:0\nhelper:0123456789abcdef\n").mode is PrivilegeMode.SUDO  # full sudo first
+    assert parse_probe("ann\n1000\nsudo:1\nhelper:$(reboot)\n").mode is PrivilegeMode.READ_ONLY
 
 
 def test_config_hosts(tmp_path: Path) -> None:
