@@ -16,6 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance, Slot
 
 from app.events import EventBus, Message, SamplesBatch, TelemetryBatch
+from app.session import BaselineStepStarted
 from app.sweep.events import JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
 from ui.live_data import LiveData
 
@@ -32,6 +33,7 @@ class Bridge(QObject):
     progress = Signal(object)
     journalChanged = Signal(object)
     runFinished = Signal(object)
+    baselineStep = Signal(object)  # app.session.BaselineStepStarted
     _event = Signal(object)  # any other event, hopped onto the GUI thread
 
     def __init__(self, bus: EventBus, live: LiveData | None = None, parent: QObject | None = None,
@@ -44,7 +46,7 @@ class Bridge(QObject):
         self._routes: dict[type, SignalInstance] = {
             Message: self.message, SweepStarted: self.sweepStarted, TrialStarted: self.trialStarted,
             TrialFinished: self.trialFinished, Progress: self.progress, JournalChanged: self.journalChanged,
-            SweepFinished: self.runFinished,
+            SweepFinished: self.runFinished, BaselineStepStarted: self.baselineStep,
         }
         self.timer = QTimer(self)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)

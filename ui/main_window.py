@@ -13,6 +13,7 @@ from app import __version__
 from app.events import Level, Message
 from app.session import SessionError, TuningSession
 from app.session.factory import open_tuning_session
+from app.session.results import saved_text
 from ui.async_tasks import spawn
 from ui.bridge import Bridge
 from ui.crash import CrashHandler
@@ -41,7 +42,7 @@ class MainWindow(QMainWindow):
         self.banner = MessageBanner(self.session.log_path, self)
         self.wizard = TuningWizard(self.session, self.bridge, self)
         self.wizard.setWindowFlags(Qt.WindowType.Widget)  # a dialog class, embedded
-        self.wizard.sessionFinished.connect(lambda: self.statusBar().showMessage("Session saved.", 5000))
+        self.wizard.sessionFinished.connect(self._say_saved)
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 0)
@@ -75,6 +76,11 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value("mainWindow/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+
+    def _say_saved(self) -> None:
+        """Finish: where the session is kept, in true words (a demo's database is a throwaway one)."""
+        self.statusBar().showMessage(saved_text(self.session.store, self.session.session_id,
+                                                demo=self.session.simulated), 10_000)  # fmt: skip
 
     def open_review(self) -> None:
         """The offline review window over the same session database."""

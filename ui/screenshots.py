@@ -25,6 +25,7 @@ from qasync import QEventLoop
 from app.session import Role, TuningSession
 from app.session.factory import open_tuning_session
 from ui.main_window import MainWindow
+from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
 from ui.pages.run import RunPage
@@ -107,6 +108,10 @@ async def shoot(window: MainWindow, session: TuningSession, out: Path) -> None:
     hosts.speed = 25.0
     next_page(window)
     baseline = wizard.currentPage()
+    assert isinstance(baseline, BaselinePage)
+    await settle()
+    save(window, out, "2-baseline-ready")  # its steps and time, before anything loads the hosts
+    baseline.measure_button.click()
     await until(baseline.isComplete)
     await settle(0.5)
     save(window, out, "2-baseline")
@@ -121,7 +126,14 @@ async def shoot(window: MainWindow, session: TuningSession, out: Path) -> None:
     save(window, out, "3-plan")
 
     hosts.speed = 8.0
-    next_page(window)
+    next_page(window)  # asks first: what changes on which host
+    await until(lambda: plan.confirmation is not None and plan.confirmation.isVisible())
+    confirmation = plan.confirmation
+    assert confirmation is not None
+    await settle()
+    save(confirmation, out, "3-plan-confirm")
+    confirmation.start_button.click()
+    await until(lambda: wizard.currentPage() is not plan)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
     await until(lambda: len(run.finished_trials) >= 5)

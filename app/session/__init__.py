@@ -7,7 +7,8 @@ core's types the faces meet through this layer, exported here with it.
 from app.hosts import UnknownHostKey
 from app.knobs.recovery import Pending
 from app.session.plan import STRATEGY_TEXT, PlanChoices, PlanError, Where, build_spec, plan_problems
-from app.session.baseline import Baseline, Ceiling
+from app.session.baseline import Baseline, BaselineStep, BaselineStepStarted, Ceiling
+from app.session.preview import Change, HostChanges, RunPreview
 from app.session.choices import WORKLOADS, KnobChoice, WorkloadChoice
 from app.session.service import ConfirmKey, Role, SessionError, TuningSession
 
@@ -15,13 +16,18 @@ __all__ = [
     "STRATEGY_TEXT",
     "WORKLOADS",
     "Baseline",
+    "BaselineStep",
+    "BaselineStepStarted",
     "Ceiling",
+    "Change",
     "ConfirmKey",
+    "HostChanges",
     "KnobChoice",
     "Pending",
     "PlanChoices",
     "PlanError",
     "Role",
+    "RunPreview",
     "SessionError",
     "TuningSession",
     "UnknownHostKey",

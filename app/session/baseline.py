@@ -1,7 +1,9 @@
 """What the hardware can do and what today's configuration gets, before any knob is changed.
 
 The ceilings measured here are handed to the run (``Measured``), so the session keeps them
-and nothing is measured twice; today's figures run on the clients' own mounts.
+and nothing is measured twice; today's figures run on the clients' own mounts. The steps
+are known before anything runs (``baseline_steps``), so a face can say what will load which
+host and for how long before the admin agrees, and each step is announced on the bus.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from app.events import EventBus, Level, Message
 from app.facts.model import HostFacts
 from app.runner import ClientWork
 from app.session import topology
+from app.session.choices import WORKLOADS
 from app.session.plan import PlanChoices, Where
 from app.sweep.host_side import HostSide
 from app.sweep.spec import SweepSpec
@@ -34,23 +37,83 @@ class Baseline:
     today: dict[str, float]  # workload kind -> throughput with today's configuration
 
 
+# What a step costs besides its measuring time: starting tools and agents, dropping caches.
+STEP_OVERHEAD_S = 5.0
+# The disk step writes then reads its file; planned at a single disk's pace, since its speed is what it finds out.
+DISK_PLAN_BPS = 100e6
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineStep:
+    """One measurement of the baseline: on which hosts, what load, about how long."""
+
+    hosts: tuple[str, ...]  # the hosts it loads
+    what: str  # what it measures
+    load: str  # what it does on the hosts
+    expected_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineStepStarted:
+    """Published on the bus as each step starts."""
+
+    index: int  # 0-based
+    total: int
+    step: BaselineStep
+
+
+def _disk_file_size(defaults: PlanChoices) -> int:
+    return min(defaults.file_size, 256 * MIB)
+
+
+def baseline_steps(where: Where, workloads: Sequence[str], defaults: PlanChoices,
+                   ceiling_s: float) -> tuple[BaselineStep, ...]:  # fmt: skip
+    """The steps ``measure_baseline`` takes, in its order, with the time each is expected to take."""
+    steps = [BaselineStep((c, where.server), f"network {c} → {where.server}",
+                          f"TCP traffic at full speed between {c} and {where.server} (iperf3 where both have it, else the load agent)",
+                          ceiling_s + STEP_OVERHEAD_S) for c in where.clients]  # fmt: skip
+    size = _disk_file_size(defaults)
+    steps.append(BaselineStep((where.server,), f"{where.server} disk, sequential write and read",
+                              f"writes, then reads back a {size // MIB} MiB test file in {where.export or 'the export'} "
+                              "(removed afterwards)", 2 * size / DISK_PLAN_BPS + STEP_OVERHEAD_S))  # fmt: skip
+    t = defaults.timing()
+    labels = {w.kind: w.label for w in WORKLOADS}
+    for w in workloads:
+        steps.append(BaselineStep((where.server, *where.clients), f"today's configuration, {labels.get(w, w)}",
+                                  f"drops the page caches on every host, then runs {labels.get(w, w)} on the "
+                                  "clients' own mounts of the export (test files removed afterwards)",
+                                  t.warmup_s + t.min_measure_s + STEP_OVERHEAD_S))  # fmt: skip
+    return tuple(steps)
+
+
 async def measure_baseline(hosts: HostSide, bus: EventBus, where: Where, facts: Mapping[str, HostFacts],
                            workloads: Sequence[str], defaults: PlanChoices,
                            ceiling_s: float) -> tuple[Baseline, list[tuple[str, dict[str, Any]]]]:  # fmt: skip
     """(what to show, the ceilings as the session stores them)."""
+    steps = baseline_steps(where, workloads, defaults, ceiling_s)
+    started = 0
+
+    def announce() -> None:  # the steps run in baseline_steps' order
+        nonlocal started
+        bus.publish(BaselineStepStarted(started, len(steps), steps[started]))
+        started += 1
+
     ceilings: list[Ceiling] = []
     measured: list[tuple[str, dict[str, Any]]] = []
     for c in where.clients:
+        announce()
         tcp = await hosts.tcp_ceiling(where.server, c, where.server_address or where.server, duration_s=ceiling_s)
         ceilings.append(Ceiling(f"network {c} → {where.server} ({tcp.tool})", tcp.bps))
         measured.append((c, {"tcp_bps": tcp.bps, "tool": tcp.tool}))
-    disk = await hosts.disk_ceiling(where.server, where.export, file_size=min(defaults.file_size, 256 * MIB))
+    announce()
+    disk = await hosts.disk_ceiling(where.server, where.export, file_size=_disk_file_size(defaults))
     ceilings += [Ceiling(f"{where.server} disk, sequential read", disk.read_bps),
                  Ceiling(f"{where.server} disk, sequential write", disk.write_bps)]  # fmt: skip
     measured.append((where.server, {"disk_read_bps": disk.read_bps, "disk_write_bps": disk.write_bps,
                                     "cache_mode": disk.cache_mode}))  # fmt: skip
     today = {}
     for i, w in enumerate(workloads):
+        announce()
         today[w] = await _measure_today(hosts, bus, where, facts, w, defaults, trial_id=-1 - i)
     return Baseline(tuple(ceilings), {w: v for w, v in today.items() if v is not None}), measured
 

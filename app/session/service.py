@@ -29,9 +29,10 @@ from app.paths import log_dir
 from app.report.session_data import SessionData, load_session_data
 from app.runner import RunError
 from app.session import topology
-from app.session.baseline import Baseline, measure_baseline
+from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
+from app.session.preview import RunPreview, run_preview
 from app.store import Store
 from app.store.records import JournalEntry
 from app.sweep.engine import SweepEngine
@@ -174,7 +175,15 @@ class TuningSession:
             plan = build_spec(plan, Where("server", ("client",), ""), topology.baseline_values(self.current_values()))
         return estimate_duration(plan.plan)
 
+    def preview(self, spec: SweepSpec) -> RunPreview:
+        """What running ``spec`` changes on which host, its test mounts and its time: to ask before ``run``."""
+        return run_preview(spec, self.facts)
+
     # --- the baseline --------------------------------------------------------------------
+    def baseline_steps(self, workloads: Sequence[str]) -> tuple[BaselineStep, ...]:
+        """What ``baseline`` will run, on which hosts, for about how long: to ask before it loads them."""
+        return baseline_steps(self.where(), workloads, self.plan_defaults, self.ceiling_s)
+
     async def baseline(self, workloads: Sequence[str]) -> Baseline:
         """The ceilings (TCP per client, the server's disk) and today's figure per workload."""
         where = self.where()
@@ -266,6 +275,17 @@ class TuningSession:
         if sid is None:
             raise SessionError("no run yet: there are no results to show")
         return load_session_data(self.store, sid)
+
+    def start_over(self) -> None:
+        """A fresh session on the same database: the finished one stays stored; the hosts, their
+        facts and ceilings and the last run are forgotten, so the next one connects and measures anew."""
+        if self.running:
+            raise SessionError("a run is in progress: stop it before starting a new session")
+        self.facts.clear()
+        self.roles.clear()
+        self._ceilings = []
+        self.session_id = None
+        self._engine = None
 
     # --- an earlier run's leftovers ------------------------------------------------------
     async def leftovers(self) -> list[Pending]:

@@ -17,7 +17,7 @@ from ui.pages.plan import PlanPage
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 
-from .wizard_driver import add_host, go_next, small_plan
+from .wizard_driver import add_host, go_next, measure_baseline, small_plan
 
 
 def _to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
@@ -34,7 +34,7 @@ def _to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-u
     go_next(qtbot, wizard)
     baseline = wizard.currentPage()
     assert isinstance(baseline, BaselinePage)
-    qtbot.waitUntil(baseline.isComplete)
+    measure_baseline(qtbot, baseline)
     assert baseline.ceilings.rowCount() == 4  # two networks, disk read and write
     assert baseline.current.rowCount() == 2
     assert baseline.plot.client_curves  # the live plot saw the probes

@@ -19,8 +19,9 @@ import pytest
 
 from app.cli import main
 from app.recommend.evidence import config_text, mbps
-from app.report import knob_effects, objective_views
+from app.report import objective_views
 from app.session import TuningSession
+from app.session.results import objective_results
 from app.simulated import SimulatedHosts
 from app.store import SessionState, Store
 from tests.unit.test_session_service import connected
@@ -126,8 +127,8 @@ def test_switching_the_objective_switches_recommendation_snippets_and_chart(qtbo
         fstab = next(p.snippet for p in results.snippet_views if p.snippet.key == "fstab")
         exports = next(p.snippet for p in results.snippet_views if p.snippet.key == "exports")
         assert [p.snippet for p in results.snippet_views] == list(group.snippets)
-        assert results.chart.effects == knob_effects(view)
-        seen[objective] = (results.recommendation.text(), fstab.text, exports.text, results.chart.effects)
+        assert results.chart.bars == objective_results(store, data, objective).knobs  # type: ignore[union-attr]
+        seen[objective] = (results.recommendation.text(), fstab.text, exports.text, results.chart.bars)
     read, write = seen["seq_read"], seen["seq_write"]
     # ofat from today's values: reads gain from readahead, writes from async exports
     assert data.objective("seq_read").config["read_ahead_kb"] == 4096  # type: ignore[union-attr]

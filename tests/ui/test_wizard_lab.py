@@ -29,6 +29,8 @@ from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 from ui.trust_dialog import TrustDialog
 
+from .wizard_driver import confirm_run
+
 pytestmark = pytest.mark.lab
 SHORT = PlanChoices(duration_s=2.0, file_size=16 * MIB)  # 2 s trials (0.5 s warm-up), 16 MiB per client
 
@@ -59,6 +61,8 @@ def _next(qtbot, wizard) -> None:  # type: ignore[no-untyped-def]
     which = QWizard.WizardButton.CommitButton if page.isCommitPage() else QWizard.WizardButton.NextButton
     qtbot.waitUntil(wizard.button(which).isEnabled, timeout=10_000)
     wizard.button(which).click()
+    if isinstance(page, PlanPage):  # the run starts only from its confirmation
+        confirm_run(qtbot, page)
     qtbot.waitUntil(lambda: wizard.currentPage() is not page)
 
 
@@ -114,6 +118,7 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
         item.setCheckState(item.checkState().Checked if item.data(Qt.ItemDataRole.UserRole) == "seq_read" else item.checkState().Unchecked)
     _next(qtbot, wizard)
     assert wizard.currentPage() is baseline
+    baseline.measure_button.click()  # nothing loads the hosts before
     qtbot.waitUntil(baseline.isComplete, timeout=90_000)
     ceilings = _cells(baseline.ceilings, 0)
     assert any(c.startswith("network lab-client1 → lab-server") for c in ceilings), ceilings

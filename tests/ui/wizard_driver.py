@@ -5,8 +5,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWizard
 
 from app.session import Role
+from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
+from ui.run_confirmation import RunConfirmation
 from ui.trust_dialog import TrustDialog
 from ui.wizard import TuningWizard
 
@@ -17,7 +19,24 @@ def go_next(qtbot, wizard: TuningWizard) -> None:  # type: ignore[no-untyped-def
     button = wizard.button(which)
     qtbot.waitUntil(button.isEnabled)
     button.click()
+    if isinstance(page, PlanPage):  # the run starts only from its confirmation
+        confirm_run(qtbot, page)
     qtbot.waitUntil(lambda: wizard.currentPage() is not page)
+
+
+def confirm_run(qtbot, page: PlanPage) -> RunConfirmation:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: page.confirmation is not None and page.confirmation.isVisible())
+    dialog = page.confirmation
+    assert isinstance(dialog, RunConfirmation)
+    dialog.start_button.click()
+    return dialog
+
+
+def measure_baseline(qtbot, page: BaselinePage, timeout: int = 10_000) -> None:  # type: ignore[no-untyped-def]
+    """Press Measure baseline (nothing loads the hosts before) and wait for the result."""
+    assert page.task is None
+    page.measure_button.click()
+    qtbot.waitUntil(page.isComplete, timeout=timeout)
 
 
 def add_host(qtbot, page: HostsPage, name: str, role: Role, trust: bool = True) -> None:  # type: ignore[no-untyped-def]

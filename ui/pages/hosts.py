@@ -1,4 +1,8 @@
-"""Page 1: the server and its clients, each connected, trusted and described."""
+"""Page 1: the server and its clients, each connected, trusted and described.
+
+Nothing is dropped or replaced without a word: a second server asks whether it replaces
+the first, and Next names the hosts that are not connected (and why) before it leaves
+them out."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QStyle,
@@ -91,6 +96,9 @@ class HostsPage(Page):
         self.rows: dict[str, HostRow] = {}
         self._trust_lock = asyncio.Lock()
         self.trust_dialog: TrustDialog | None = None
+        self.server_question: QMessageBox | None = None
+        self.left_out_question: QMessageBox | None = None
+        self._left_out_agreed: frozenset[str] | None = None  # the hosts the admin agreed to leave out at Next
 
         # adding hosts
         self.name_edit = QLineEdit(self)
@@ -190,8 +198,12 @@ class HostsPage(Page):
                                     else "Type a host name first.")
             return
         self.name_error.clear()
-        self.add_host(name, self.role_box.currentData())
-        self.name_edit.clear()
+        if self.add_host(name, Role(self.role_box.currentData())):  # Qt hands the enum back as its str
+            self._typed_added(name)
+
+    def _typed_added(self, name: str) -> None:
+        if self.name_edit.text().strip() == name:
+            self.name_edit.clear()
 
     def _add_from_list(self, widget: QListWidget, role: Role) -> None:
         for item in widget.selectedItems():
@@ -204,15 +216,49 @@ class HostsPage(Page):
         for item in items:
             self.add_host(item.text(), Role.CLIENT)
 
-    def add_host(self, name: str, role: Role) -> None:
-        if role is Role.SERVER:  # a second server replaces the first
+    def add_host(self, name: str, role: Role) -> bool:
+        """Add and test ``name``; False when a server is already there and the admin is asked first."""
+        current = next((r for r in self.rows.values() if r.role is Role.SERVER and r.name != name), None)
+        if role is Role.SERVER and current is not None:
+            self.ask_replace_server(current, name)
+            return False
+        self._put_host(name, role)
+        return True
+
+    def _put_host(self, name: str, role: Role) -> None:
+        if role is Role.SERVER:  # one server: the admin chose to replace the old one
             for old in [r.name for r in self.rows.values() if r.role is Role.SERVER and r.name != name]:
                 self.remove_host(old)
+            self.role_box.setCurrentIndex(self.role_box.findData(Role.CLIENT.value))  # the next is most likely a client
         if name in self.rows and self.rows[name].role is role and self.rows[name].state is HostState.OK:
             return
         self.rows[name] = HostRow(name, role)
         self._render()
         self.test_host(name)
+
+    def ask_replace_server(self, current: HostRow, name: str) -> None:
+        """A session has one server: replacing it is the admin's explicit choice, never a side effect."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Replace the server?",
+                          f"{current.name} is this session's server ({current.state.value}). A session has "
+                          f"one server.\n\nMake {name} the server instead, or add {name} as a client?",
+                          parent=self)  # fmt: skip
+        box.setObjectName("replaceServerQuestion")
+        box.setTextFormat(Qt.TextFormat.PlainText)  # host names are data
+        replace = box.addButton(f"&Replace {current.name} with {name}", QMessageBox.ButtonRole.AcceptRole)
+        client = box.addButton(f"Add {name} as a &client", QMessageBox.ButtonRole.ActionRole)
+        cancel = box.addButton("&Cancel", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+
+        def answered(_result: int) -> None:
+            clicked = box.clickedButton()
+            if clicked is replace or clicked is client:
+                self._put_host(name, Role.SERVER if clicked is replace else Role.CLIENT)
+                self._typed_added(name)
+
+        box.finished.connect(answered)
+        self.server_question = box
+        box.open()
 
     def remove_host(self, name: str) -> None:
         self.rows.pop(name, None)
@@ -324,8 +370,14 @@ class HostsPage(Page):
             need.append("a connected server")
         if not clients:
             need.append("at least one connected client")
-        self.summary.setText("Ready: 1 server, %d client(s)." % len(clients) if not need
-                             else "Still needed: " + " and ".join(need) + ".")
+        text = ("Ready: 1 server, %d client(s)." % len(clients) if not need
+                else "Still needed: " + " and ".join(need) + ".")  # fmt: skip
+        if out := self._not_connected():
+            text += f" Not connected, left out at Next: {', '.join(r.name for r in out)}."
+        self.summary.setText(text)
+
+    def _not_connected(self) -> list[HostRow]:
+        return [r for r in self.rows.values() if r.state is not HostState.OK]
 
     # --- QWizardPage ---
     def isComplete(self) -> bool:
@@ -335,6 +387,36 @@ class HostsPage(Page):
         return has_server and has_client and HostState.CONNECTING not in states
 
     def validatePage(self) -> bool:
-        for row in [r for r in self.rows.values() if r.state is not HostState.OK]:
+        out = self._not_connected()
+        agreed, self._left_out_agreed = self._left_out_agreed, None
+        if out and agreed != frozenset(r.name for r in out):
+            self.ask_leave_out(out)
+            return False
+        for row in out:
             self.session.forget(row.name)  # only the connected hosts take part
         return True
+
+    def ask_leave_out(self, out: list[HostRow]) -> None:
+        """Name the hosts Next would leave out, and why; go on only on the admin's word."""
+        why = "\n".join(f"• {r.name} ({r.role.value}): {r.state.value}" + (f" — {r.error}" if r.error else "")
+                        for r in out)  # fmt: skip
+        them = "it" if len(out) == 1 else "them"
+        box = QMessageBox(QMessageBox.Icon.Warning, "Leave hosts out?",
+                          f"{'This host is' if len(out) == 1 else 'These hosts are'} not connected and will take "
+                          f"no part in the session:\n\n{why}\n\nGo on without {them}, or go back and test or "
+                          f"remove {them}?", parent=self)  # fmt: skip
+        box.setObjectName("leaveOutQuestion")
+        box.setTextFormat(Qt.TextFormat.PlainText)  # host names and their errors are data
+        go_on = box.addButton(f"&Go on without {them}", QMessageBox.ButtonRole.AcceptRole)
+        back = box.addButton("&Back to the hosts", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(back)
+        names = frozenset(r.name for r in out)
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is go_on and self.wizard() is not None:
+                self._left_out_agreed = names
+                self.wizard().next()
+
+        box.finished.connect(answered)
+        self.left_out_question = box
+        box.open()

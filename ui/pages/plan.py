@@ -1,4 +1,7 @@
-"""Page 3: which knobs to sweep over which values, on which workloads, how often."""
+"""Page 3: which knobs to sweep over which values, on which workloads, how often.
+
+Its commit button only asks: the run starts from the confirmation (ui.run_confirmation),
+which lists what the run changes on each host, and only on its explicit "Start run"."""
 
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ from PySide6.QtWidgets import (
 from app.knobs.model import Safety
 from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
+from app.sweep.spec import SweepSpec
 from ui.pages.base import Page, duration
+from ui.run_confirmation import RunConfirmation
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
@@ -68,8 +73,10 @@ class PlanPage(Page):
         self.knobs = self.session.knobs()
         self.errors: dict[str, str] = {}
         self.async_warning: QMessageBox | None = None
+        self.confirmation: RunConfirmation | None = None
+        self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self.setCommitPage(True)  # after this the run changes hosts: no going back
-        self.setButtonText(QWizard.WizardButton.CommitButton, "&Start run")
+        self.setButtonText(QWizard.WizardButton.CommitButton, "&Start run…")  # asks first
 
         self.table = QTableWidget(len(self.knobs), len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -237,11 +244,31 @@ class PlanPage(Page):
         return not self.errors
 
     def validatePage(self) -> bool:
+        """Commit only what the admin confirmed; else show what the run would change and ask."""
         if self.errors:
             return False
         try:
-            self.state.spec = self.session.plan(self.choices())
+            spec = self.session.plan(self.choices())
         except (PlanError, SessionError) as exc:
             self.error_label.setText(str(exc))
             return False
-        return True
+        confirmed, self._confirmed = self._confirmed, None
+        if spec == confirmed:
+            self.state.spec = spec
+            return True
+        self.ask_to_start(spec)
+        return False
+
+    def ask_to_start(self, spec: SweepSpec) -> None:
+        box = RunConfirmation(self.session.preview(spec), self)
+        self.confirmation = box
+
+        def answered(result: int) -> None:
+            self.confirmation = None
+            box.deleteLater()
+            if result == RunConfirmation.DialogCode.Accepted:
+                self._confirmed = spec
+                self.wizard().next()  # validatePage again, now with the admin's yes
+
+        box.finished.connect(answered)
+        box.open()

@@ -1,95 +1,55 @@
-"""Page 5: the ranking, the recommendation with its evidence, and the config to paste."""
+"""Page 5: the ranking, the recommendation with its evidence, and the config to paste.
+
+Everything below the objective box follows the selected objective: the recommendation,
+the ranking, the snippets (rendered for that objective's configuration) and the chart
+per knob (app.session.results). The page ends in what an admin does next: export the
+report, or start a new session (the finished one stays in the database).
+"""
 
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
-import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
-    QWidget,
 )
 
 from app.recommend.evidence import config_text, pct
-from app.report import KnobEffect, ObjectiveView, SessionData, knob_effects
+from app.report import ObjectiveView, SessionData
 from app.report.formatting import ci_text
-from ui import theme
-from ui.theme import buddy_label
+from app.session.results import ExportError, ObjectiveResults, export_report, objective_results, saved_text
 from ui.pages.base import Page
+from ui.pages.results_chart import KnobChart
+from ui.pages.results_snippets import SnippetCard
 from ui.review.dialogs import Dialogs
-from ui.review.snippets_view import SnippetPane
 from ui.review.tables import fill_table, make_table
+from ui.theme import buddy_label
 
 RANK_COLUMNS = ("#", "Configuration", "Mean (95 % CI)", "Median CV", "Runs")
-
-
-class KnobChart(QWidget):
-    """Mean throughput for each value of one knob, with its CV written on the bar."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.effects: tuple[KnobEffect, ...] = ()
-        self.box = QComboBox(self)
-        self.box.setAccessibleName("Knob to chart")
-        self.box.currentIndexChanged.connect(self._draw)
-        self.plot = pg.PlotWidget()
-        self.plot.getPlotItem().setLabel("left", "mean throughput", units="B/s")
-        self.plot.getPlotItem().setMenuEnabled(False)
-        theme.style_plot(self.plot)
-        top = QHBoxLayout()
-        top.addWidget(buddy_label("&Knob:", self.box, self))
-        top.addWidget(self.box, 1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(self.plot, 1)
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:  # light/dark switch: bars and text follow
-            theme.style_plot(self.plot, self.palette())
-            self._draw()
-        super().changeEvent(event)
-
-    def set_effects(self, effects: tuple[KnobEffect, ...]) -> None:
-        self.effects = effects
-        self.box.blockSignals(True)
-        self.box.clear()
-        self.box.addItems([e.knob for e in effects])
-        self.box.blockSignals(False)
-        self._draw()
-
-    def _draw(self, *_args: object) -> None:
-        item = self.plot.getPlotItem()
-        item.clear()
-        if not self.effects or self.box.currentIndex() < 0:
-            return
-        e = self.effects[self.box.currentIndex()]
-        xs = list(range(len(e.values)))
-        colour = self.palette().color(self.palette().ColorRole.Highlight)
-        item.addItem(pg.BarGraphItem(x=xs, height=list(e.mean_bps), width=0.6, brush=colour))
-        for x, m, cv in zip(xs, e.mean_bps, e.median_cv, strict=True):
-            label = pg.TextItem(f"CV {cv * 100:.1f} %", anchor=(0.5, 1.2),
-                                color=self.palette().color(self.palette().ColorRole.Text))
-            label.setPos(x, m)
-            item.addItem(label)
-        item.getAxis("bottom").setTicks([list(zip(xs, map(str, e.values), strict=True))])
-        item.setLabel("bottom", e.knob)
-        item.setYRange(0, max(e.mean_bps, default=1) * 1.15)
 
 
 class ResultsPage(Page):
     TITLE = "Results"
     SUBTITLE = "Ranked configurations, the recommendation and the evidence for it, and the config to apply."
+    newSessionRequested = Signal()
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         self.data: SessionData | None = None
+        self.shown: ObjectiveResults | None = None
+        self._cache: dict[str, ObjectiveResults | None] = {}
+        self._saved = ""  # where the session is kept, in true words
         self.dialogs = Dialogs(self)
         self.recommendation = QLabel(self)
         self.recommendation.setObjectName("recommendation")
@@ -98,13 +58,20 @@ class ResultsPage(Page):
         self.objective = QComboBox(self)
         self.objective.setAccessibleName("Objective")
         self.objective.currentIndexChanged.connect(self._show_objective)
+        self.workload = QLabel(self)
+        self.workload.setObjectName("objectiveWorkload")
         rec_box = QGroupBox("Recommendation", self)
         rec_layout = QVBoxLayout(rec_box)
         row = QHBoxLayout()
         row.addWidget(buddy_label("&Objective:", self.objective, self))
-        row.addWidget(self.objective, 1)
+        row.addWidget(self.objective)
+        row.addWidget(self.workload, 1)
         rec_layout.addLayout(row)
-        rec_layout.addWidget(self.recommendation)
+        evidence = QScrollArea(rec_box)  # long evidence scrolls rather than squeezing the ranking
+        evidence.setWidget(self.recommendation)
+        evidence.setWidgetResizable(True)
+        evidence.setFrameShape(QFrame.Shape.NoFrame)
+        rec_layout.addWidget(evidence, 1)
 
         self.ranking = make_table(RANK_COLUMNS, self, name="rankingTable")
         rank_box = QGroupBox("Ranking", self)
@@ -113,7 +80,8 @@ class ResultsPage(Page):
         self.chart = KnobChart(self)
         self.snippets = QTabWidget(self)
         self.snippets.setObjectName("snippetTabs")
-        self.snippet_views: list[SnippetPane] = []
+        self.snippets.setUsesScrollButtons(True)
+        self.snippet_views: list[SnippetCard] = []
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.snippets, "&Config snippets")
         self.tabs.addTab(self.chart, "Per &knob")
@@ -122,14 +90,36 @@ class ResultsPage(Page):
         self.safety.setObjectName("safetyNotes")
         self.safety.setWordWrap(True)
 
+        self.saved = QLabel(self)
+        self.saved.setObjectName("savedLabel")
+        self.saved.setWordWrap(True)
+        self.saved.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_button = QPushButton("&Export report…", self)
+        self.export_button.setToolTip("Write this session's self-contained HTML report: ranking, evidence, "
+                                      "plots, snippets, host facts and the journal.")  # fmt: skip
+        self.export_button.clicked.connect(self.ask_export)
+        self.new_button = QPushButton("&New session", self)
+        self.new_button.setToolTip("Back to the first page with nothing chosen; this session stays in the "
+                                   "database (Sessions ▸ Review saved sessions).")  # fmt: skip
+        self.new_button.clicked.connect(self.newSessionRequested)
+        actions = QHBoxLayout()
+        actions.addWidget(self.saved, 1)
+        actions.addWidget(self.export_button)
+        actions.addWidget(self.new_button)
+
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(rank_box)
         split.addWidget(self.tabs)
-        split.setSizes([640, 560])
+        split.setSizes([600, 460])
+        upright = QSplitter(Qt.Orientation.Vertical, self)
+        upright.addWidget(rec_box)
+        upright.addWidget(split)
+        upright.setStretchFactor(1, 1)
+        upright.setSizes([190, 400])
         layout = QVBoxLayout(self)
-        layout.addWidget(rec_box)
-        layout.addWidget(split, 1)
+        layout.addWidget(upright, 1)
         layout.addWidget(self.safety)
+        layout.addLayout(actions)
 
     def initializePage(self) -> None:
         self.show_results(self.state.results or self.session.results())
@@ -137,31 +127,39 @@ class ResultsPage(Page):
     def show_results(self, data: SessionData) -> None:
         """A stored session as the read model gives it; the objective chooses what is shown."""
         self.data = data
+        self._cache = {}
+        self._saved = saved_text(self.session.store, data.session.id, demo=self.session.simulated)
+        self.saved.setText(self._saved)
         self.objective.blockSignals(True)
         self.objective.clear()
         self.objective.addItems([o.objective for o in data.objectives])
         self.objective.blockSignals(False)
-        # the objective's warnings stand with its evidence, each snippet's with the snippet
-        not_ranked = [f"Not ranked: {config_text(dict(e.get('config') or {}))}: {e.get('reason', '')}"
-                      for e in data.excluded]  # fmt: skip
-        notes = [*data.notes, *not_ranked, *(g.error for g in data.snippet_groups if g.error)]
-        self.safety.setText("<br>".join(f"⚠ {html.escape(n)}" for n in notes))
         self._show_objective()
 
     @property
     def view(self) -> ObjectiveView | None:
-        if self.data is None or self.objective.currentIndex() < 0:
+        return self.shown.view if self.shown is not None else None
+
+    def _results_of(self, objective: str) -> ObjectiveResults | None:
+        if self.data is None:
             return None
-        return self.data.objective(self.objective.currentText())
+        if objective not in self._cache:
+            self._cache[objective] = objective_results(self.session.store, self.data, objective)
+        return self._cache[objective]
 
     def _show_objective(self, *_args: object) -> None:
-        view = self.view
-        if view is None:
+        self.shown = shown = self._results_of(self.objective.currentText()) if self.objective.currentIndex() >= 0 \
+            else None
+        self._show_notes()
+        if shown is None:
             self.recommendation.setText("No configuration could be ranked: every trial was left out (see the notes).")
+            self.workload.setText("")
             self.ranking.setRowCount(0)
-            self.chart.set_effects(())
+            self.chart.set_bars(())
             self._show_snippets(None)
             return
+        view = shown.view
+        self.workload.setText(f"Workload: {shown.workload}")
         gain = f" ({'+' if view.gain_rel >= 0 else '−'}{pct(abs(view.gain_rel))} against today's configuration)" \
             if view.gain_rel is not None else ""
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
@@ -169,13 +167,52 @@ class ResultsPage(Page):
         fill_table(self.ranking, [(r.rank, config_text(r.config), ci_text(r.mean, r.half_width, view.unit),
                                    pct(r.median_cv) if r.median_cv is not None else "—", r.n)
                                   for r in view.ranking], numeric=(0, 2, 3, 4))  # fmt: skip
-        self.chart.set_effects(knob_effects(view))
-        self._show_snippets(view)
+        self.chart.set_bars(shown.knobs)
+        self._show_snippets(shown)
 
-    def _show_snippets(self, view: ObjectiveView | None) -> None:
+    def _show_notes(self) -> None:
+        """The session's notes and the shown objective's snippet trouble (its warnings stand with its evidence)."""
+        if self.data is None:
+            self.safety.setText("")
+            return
+        not_ranked = [f"Not ranked: {config_text(dict(e.get('config') or {}))}: {e.get('reason', '')}"
+                      for e in self.data.excluded]  # fmt: skip
+        trouble = [self.shown.snippet_error] if self.shown is not None and self.shown.snippet_error else []
+        notes = [*self.data.notes, *not_ranked, *trouble]
+        self.safety.setText("<br>".join(f"⚠ {html.escape(n)}" for n in notes))
+
+    def _show_snippets(self, shown: ObjectiveResults | None) -> None:
+        current = self.snippets.currentWidget()
+        key = current.snippet.key if isinstance(current, SnippetCard) else None
         while self.snippets.count():
+            widget = self.snippets.widget(0)
             self.snippets.removeTab(0)
-        group = self.data.snippet_group(view.objective) if self.data is not None and view is not None else None
-        self.snippet_views = [SnippetPane(s, self.dialogs, self.snippets) for s in group.snippets] if group else []
-        for pane in self.snippet_views:
-            self.snippets.addTab(pane, pane.snippet.title)
+            if widget is not None:
+                widget.deleteLater()
+        self.snippet_views = [SnippetCard(p, self.dialogs, self.snippets) for p in shown.snippets] if shown else []
+        for card in self.snippet_views:
+            self.snippets.addTab(card, card.snippet.title)
+            self.snippets.setTabToolTip(self.snippets.count() - 1, f"{card.placed.where} — on {card.placed.on}")
+        keys = [c.snippet.key for c in self.snippet_views]
+        if key in keys:  # the same kind of snippet stays in front when the objective changes
+            self.snippets.setCurrentIndex(keys.index(key))
+
+    # --- what next -----------------------------------------------------------------------
+    def ask_export(self) -> None:
+        if self.data is None:
+            return
+        sid = self.data.session.id
+        dest = self.dialogs.save_path("Export HTML report", f"nfs-tuner-session-{sid}.html", "HTML report (*.html)")
+        if dest is not None:
+            self.export_to(dest)
+
+    def export_to(self, dest: Path) -> Path | None:
+        if self.data is None:
+            return None
+        try:
+            path = export_report(self.session.store, self.data, dest)
+        except ExportError as exc:
+            self.saved.setText(f"{self._saved} ⚠ {exc}")
+            return None
+        self.saved.setText(f"{self._saved} Report written to {path}.")
+        return path

@@ -1,0 +1,94 @@
+"""What a run will change, host by host, before it starts: what a face shows the admin to agree to.
+
+Built from the spec the run gets and the hosts' discovered facts (``app.knobs.listing``'s
+rows), so it names the values the engine will really try (today's value among them, as
+``experiments.plan`` adds it) on the hosts it will really touch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.facts.model import HostFacts
+from app.knobs.catalog import SPECS
+from app.knobs.listing import KnobRow, knob_rows
+from app.knobs.model import Safety, Scope
+from app.knobs.values import BadValue, format_value, format_values, parse_value
+from app.session import topology
+from app.sweep.spec import SweepSpec
+from experiments.estimate import DurationEstimate, estimate_duration
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One knob on one host: where, today's value and the values the run will try."""
+
+    knob: str
+    title: str
+    target: str  # "/proc/fs/nfsd/threads", "eth0", "the test mount"
+    today: str  # "unknown" when discovery did not find it
+    values: str  # as the admin types them: "8, 16, 64"
+    risk: str  # the catalog's safety note for a knob that is not plainly safe; else ""
+
+
+@dataclass(frozen=True, slots=True)
+class HostChanges:
+    host: str
+    role: str  # "server" or "client"
+    changes: tuple[Change, ...]
+    test_mount: str  # a client's: what it mounts where, afresh for every trial; "" on the server
+    own_mounts: tuple[str, ...]  # a client's own mounts of the export: left as they are
+
+
+@dataclass(frozen=True, slots=True)
+class RunPreview:
+    hosts: tuple[HostChanges, ...]  # the server first
+    workloads: tuple[str, ...]
+    caches_dropped_on: tuple[str, ...]  # before every trial
+    async_risk: str  # what async exports risk, when the run tries them; else ""
+    estimate: DurationEstimate
+
+
+def _hosts_of(scope: Scope, spec: SweepSpec) -> tuple[str, ...]:
+    """Where the engine applies a knob of ``scope`` (app.sweep.apply): the MTU on both ends."""
+    return {Scope.SERVER: (spec.server,), Scope.CLIENT: spec.clients}.get(scope, (spec.server, *spec.clients))
+
+
+def _today(knob: str, text: str) -> str:
+    """As the admin types it (1048576 reads 1M); as discovered when it does not parse."""
+    try:
+        return format_value(knob, parse_value(knob, text))
+    except BadValue:
+        return text
+
+
+def _change(knob: str, values: str, rows: list[KnobRow], on_test_mount: bool) -> Change:
+    spec = SPECS[knob]
+    if on_test_mount:
+        target = "the test mount"
+    else:
+        target = " or ".join(r.target for r in rows) or "not found on this host"
+    today = ", ".join(dict.fromkeys(_today(knob, r.current) for r in rows)) or "unknown"
+    return Change(knob, spec.title, target, today, values, "" if spec.safety is Safety.SAFE else spec.safety_note)
+
+
+def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
+    """Per host of ``spec``, what its run changes; ``facts``: the connected hosts' (missing ones show "unknown")."""
+    server = facts.get(spec.server)
+    clients = [facts[c] for c in spec.clients if c in facts]
+    rows = knob_rows(server, clients, spec.export or None) if server is not None else []
+    changes: dict[str, list[Change]] = {h: [] for h in (spec.server, *spec.clients)}
+    for knob, values in spec.plan.knobs.items():
+        scope = SPECS[knob].scope
+        for host in _hosts_of(scope, spec):
+            found = [r for r in rows if r.host == host and r.knob == knob]
+            changes[host].append(_change(knob, format_values(knob, values), found, scope is Scope.CLIENT))
+    mount_point = f"{spec.mount_root}-<session>-<token>"
+    hosts = [HostChanges(spec.server, "server", tuple(changes[spec.server]), "", ())]
+    for c in spec.clients:
+        own = tuple(m.mount_point for m in topology.own_mounts(facts[c], spec.export)) if c in facts else ()
+        hosts.append(HostChanges(c, "client", tuple(changes[c]), f"{spec.address}:{spec.export} at {mount_point}", own))
+    tried = [str(v) for v in spec.plan.knobs.get("export_sync", ())]
+    return RunPreview(tuple(hosts), tuple(spec.plan.workloads), (spec.server, *spec.clients),
+                      SPECS["export_sync"].safety_note if "async" in tried else "", estimate_duration(spec.plan))  # fmt: skip

@@ -1,0 +1,98 @@
+"""The Plan → Run commit asks first: per host what changes (today → values to try), the test
+mounts, the async risk when chosen, the time; "Back" is the default, only "Start run" starts."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMessageBox, QWizard
+
+from ui.pages.plan import PlanPage
+from ui.pages.run import RunPage
+from ui.run_confirmation import RunConfirmation
+from ui.theme import ERROR_COLOUR
+
+from .test_flow import _to_plan
+from .wizard_driver import small_plan
+
+MOUNT = "nfs-server:/srv/nfs at /mnt/nfs-tuner-<session>-<token>"  # what the engine mounts, where
+
+
+def _ask(qtbot, plan: PlanPage) -> RunConfirmation:  # type: ignore[no-untyped-def]
+    button = plan.wizard().button(QWizard.WizardButton.CommitButton)
+    assert button.isEnabled() and button.text() == "&Start run…"
+    button.click()
+    qtbot.waitUntil(lambda: plan.confirmation is not None and plan.confirmation.isVisible())
+    assert isinstance(plan.confirmation, RunConfirmation)
+    return plan.confirmation
+
+
+def test_the_run_starts_only_from_its_confirmation(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
+    plan = window.wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    plan.checks["rsize"].setChecked(True)
+    plan.edits["rsize"].setText("32K, 1M")
+    dialog = _ask(qtbot, plan)
+    assert window.wizard.currentPage() is plan and not session.running and not session.store.list_sessions()
+    # the application layer's preview of the very spec the run would get
+    spec = session.plan(plan.choices())
+    assert dialog.preview == session.preview(spec)
+    rows = dialog.rows()
+    assert rows == [
+        ("nfs-server (server)",),
+        ("nfsd threads", "/proc/fs/nfsd/threads", "8", "8, 64"),
+        ("client1 (client)",),
+        ("remount: test mount", MOUNT, "", "afresh for every trial"),
+        ("its own mount", "/mnt/nfs", "", "left as it is"),
+        ("rsize", "the test mount", "1M", "32K, 1M"),
+        ("client2 (client)",),
+        ("remount: test mount", MOUNT, "", "afresh for every trial"),
+        ("its own mount", "/mnt/nfs", "", "left as it is"),
+        ("rsize", "the test mount", "1M", "32K, 1M"),
+    ]  # fmt: skip
+    est = session.estimate(spec)
+    assert dialog.estimate.text().startswith(f"{est.trials} trials, about ") and "(at most " in dialog.estimate.text()
+    assert plan.estimate.text().startswith(f"{est.trials} trials")  # the same estimate as the page's
+    assert "nfsd threads: Too few threads" in dialog.risks.text()  # a knob that may starve a service, said
+    assert not dialog.async_label.isVisible()
+    assert dialog.findChild(type(dialog.estimate), "confirmLoad").text().startswith(  # type: ignore[union-attr]
+        "Load: sequential write, sequential read on every client")
+    assert dialog.back_button.isDefault() and not dialog.start_button.autoDefault()
+
+    QTest.keyClick(dialog, Qt.Key.Key_Return)  # Enter is "Back"
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.wizard.currentPage() is plan and not session.running
+    dialog = _ask(qtbot, plan)
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.wizard.currentPage() is plan and not session.running and not session.store.list_sessions()
+
+    dialog = _ask(qtbot, plan)
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: isinstance(window.wizard.currentPage(), RunPage))
+    qtbot.waitUntil(lambda: session.running)
+    assert window.wizard.state.spec == spec
+
+
+def test_the_confirmation_repeats_the_async_risk(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    window = _to_plan(qtbot, session, tmp_path)
+    plan = window.wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    plan.async_box.click()
+    qtbot.waitUntil(lambda: plan.async_warning is not None and plan.async_warning.isVisible())
+    assert plan.async_warning is not None
+    plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
+    plan.edits["export_sync"].setText("sync, async")
+    dialog = _ask(qtbot, plan)
+    assert ("export sync/async", "10.0.0.0/24:/srv/nfs", "sync", "sync, async") in dialog.rows()
+    assert dialog.async_label.isVisible()
+    text = dialog.async_label.text()
+    assert text.startswith("⚠ This run tries async exports on nfs-server") and "may lose data" in text
+    assert dialog.async_label.palette().color(QPalette.ColorRole.WindowText) == QColor(ERROR_COLOUR)
+    dialog.back_button.click()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.wizard.currentPage() is plan and not session.running

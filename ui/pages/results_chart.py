@@ -1,0 +1,119 @@
+"""The Results page's chart per knob: the selected objective's figure at each value of one knob.
+
+Each bar is the best-ranked configuration with that value (``app.session.results.knob_bars``),
+so the highlighted bar is the ranking's first; its whisker is that configuration's 95 % CI
+over its repeated runs, and the bar is labelled with its rank, its runs and its CV.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QPalette, QTextOption
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from app.recommend.units import OPS
+from app.session.results import KnobBars
+from ui import theme
+from ui.theme import buddy_label
+
+CAPTION = ("Bar: the best-ranked configuration with that value (#rank); whisker: its 95 % CI over the "
+           "repeated runs; highlighted: the ranking's first.")  # fmt: skip
+
+
+class KnobChart(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bars: tuple[KnobBars, ...] = ()
+        self.box = QComboBox(self)
+        self.box.setAccessibleName("Knob to chart")
+        self.box.currentIndexChanged.connect(self._draw)
+        self.heading = QLabel(self)  # the chart's title: a label wraps where a plot title would be cut
+        self.heading.setObjectName("chartTitle")
+        self.heading.setWordWrap(True)
+        self.heading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        theme.emphasize(self.heading)
+        self.plot = pg.PlotWidget()
+        self.plot.getPlotItem().setMenuEnabled(False)
+        self.plot.getPlotItem().setMouseEnabled(x=False, y=False)
+        theme.style_plot(self.plot)
+        caption = QLabel(CAPTION, self)
+        caption.setObjectName("chartCaption")
+        caption.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(buddy_label("&Knob:", self.box, self))
+        top.addWidget(self.box, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(caption)
+        # what was drawn, for tests and the accessible description
+        self.heights: tuple[float, ...] = ()
+        self.intervals: tuple[float, ...] = ()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark switch: bars and text follow
+            theme.style_plot(self.plot, self.palette())
+            self._draw()
+        super().changeEvent(event)
+
+    @property
+    def current(self) -> KnobBars | None:
+        i = self.box.currentIndex()
+        return self.bars[i] if 0 <= i < len(self.bars) else None
+
+    @property
+    def title(self) -> str:
+        return self.heading.text()
+
+    def set_bars(self, bars: tuple[KnobBars, ...]) -> None:
+        """The selected objective's charts; the knob shown stays the same when the new ones have it."""
+        shown = self.current.knob if self.current is not None else None
+        self.bars = bars
+        self.box.blockSignals(True)
+        self.box.clear()
+        self.box.addItems([b.knob for b in bars])
+        names = [b.knob for b in bars]
+        self.box.setCurrentIndex(names.index(shown) if shown in names else (0 if bars else -1))
+        self.box.blockSignals(False)
+        self._draw()
+
+    def _draw(self, *_args: object) -> None:
+        item = self.plot.getPlotItem()
+        item.clear()
+        b = self.current
+        if b is None:
+            self.heading.setText("No knob took two values or more: nothing to compare.")
+            self.heights, self.intervals = (), ()
+            return
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.Text)
+        self.heading.setText(b.title)
+        scale, unit = (1.0, OPS) if b.unit == OPS else (1e-6, "MB/s")
+        xs = np.arange(len(b.values), dtype=float)
+        heights = np.array(b.means) * scale
+        whiskers = np.array([hw or 0.0 for hw in b.half_widths]) * scale
+        highlight = pal.color(QPalette.ColorRole.Highlight)
+        others = theme.mix(highlight, pal.color(QPalette.ColorRole.Base), 0.55)
+        brushes = [highlight if i == b.best else others for i in range(len(xs))]
+        item.addItem(pg.BarGraphItem(x=xs, height=heights, width=0.6, brushes=brushes,
+                                     pen=pg.mkPen(theme.mix(highlight, text, 0.4))))  # fmt: skip
+        item.addItem(pg.ErrorBarItem(x=xs, y=heights, top=whiskers, bottom=whiskers, beam=0.2,
+                                     pen=pg.mkPen(text, width=1.5)))  # fmt: skip
+        for x, h, w, rank, n, cv in zip(xs, heights, whiskers, b.ranks, b.runs, b.median_cv, strict=True):
+            words = f"#{rank}<br>{n} run{'s' * (n != 1)}" + (f"<br>CV {cv * 100:.1f} %" if cv is not None else "")
+            label = pg.TextItem(html=f'<span style="color:{text.name()}">{words}</span>', anchor=(0.5, 1.0))
+            label.textItem.setTextWidth(label.textItem.boundingRect().width())  # lines centred under each other
+            label.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
+            label.updateTextPos()
+            label.setPos(x, h + w)
+            item.addItem(label)
+        item.getAxis("bottom").setTicks([[(x, str(v)) for x, v in zip(xs, b.values, strict=True)]])
+        item.setLabel("bottom", b.knob)
+        item.setLabel("left", f"mean {'operations' if b.unit == OPS else 'throughput'} ({unit})")
+        item.setXRange(-0.6, len(xs) - 0.4, padding=0)
+        item.setYRange(0, max(float((heights + whiskers).max()), 1e-9) * 1.5, padding=0)  # room for the labels
+        self.heights = tuple(float(h) for h in heights)
+        self.intervals = tuple(float(w) for w in whiskers)
