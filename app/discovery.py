@@ -11,6 +11,7 @@ from pathlib import Path
 
 from app.facts import GATHER_SCRIPT, HostFacts, build_host_facts, split_sections
 from app.facts.build import CUT_SHORT
+from app.facts.script import MARKER
 from app.hosts import HostConnection, HostError, HostPool, NoPython3, NotAnNfsServer, UnreadableReply
 from app.hosts.privilege import PrivilegeMode, sudoers_line
 from app.hosts.ssh_config import config_hosts
@@ -37,20 +38,50 @@ async def _gather(conn: HostConnection, sudo: bool) -> tuple[HostFacts, str]:
     return build_host_facts(conn.name, result.stdout), result.stdout
 
 
+# nfsd's files that only root may read, by the gather script's section names.
+ROOT_ONLY_NFSD = {
+    "nfsd_threads": "/proc/fs/nfsd/threads",
+    "nfsd_versions": "/proc/fs/nfsd/versions",
+    "nfsd_pool_stats": "/proc/fs/nfsd/pool_stats",
+    "nfsd_max_block_size": "/proc/fs/nfsd/max_block_size",
+}
+
+
+async def _root_only_sections(conn: HostConnection, output: str) -> str:
+    """The gather output with nfsd's root-only files read one by one through sudo.
+
+    For a login whose sudo rule will not run a shell (nfs-tuner-helper reads these
+    files and nothing else): without them a running server reads as "0 threads".
+    """
+    sections = split_sections(output)
+    if sections.get("nfsd_present", "").strip() != "yes":
+        return output
+    added = []
+    for name, path in ROOT_ONLY_NFSD.items():
+        if sections.get(name, "").strip():
+            continue
+        result = await conn.run(["cat", "--", path], sudo=True, timeout=GATHER_TIMEOUT)
+        if result.ok:
+            added.append(f"\n{MARKER}{name}@@\n{result.stdout}")
+    return output + "".join(added)
+
+
 async def discover_host(conn: HostConnection) -> HostFacts:
     """One round trip for root (the script also probes privilege), two for sudoers.
 
     A sudo-capable login runs the script again through sudo to read root-only files
-    (NFSv4 client records); if a narrow sudoers rule refuses ``sh``, the facts read
-    as the login user stand.
+    (NFSv4 client records); where the rule refuses ``sh`` (nfs-tuner-helper, or a
+    narrow rule of the admin's), nfsd's root-only files are read one by one instead.
     """
     facts, output = await _gather(conn, False)
     conn.adopt_probe(split_sections(output).get("privilege", ""))
     priv = await conn.privilege()
     if priv.can_change and not priv.is_root:
-        with_sudo, _ = await _gather(conn, True)
-        if CUT_SHORT not in with_sudo.problems:
+        with_sudo = None if priv.via_helper else (await _gather(conn, True))[0]
+        if with_sudo is not None and CUT_SHORT not in with_sudo.problems:
             facts = with_sudo
+        else:
+            facts = build_host_facts(conn.name, await _root_only_sections(conn, output))
     line = "" if priv.can_change else sudoers_line(priv.user)
     return dataclasses.replace(
         facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line

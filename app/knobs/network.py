@@ -81,9 +81,20 @@ async def route_to(conn: HostConnection, address: str) -> PathEnd:
 
 
 async def df_ping(conn: HostConnection, address: str, mtu: int) -> bool:
+    """Whether a full-size don't-fragment ping gets an answer.
+
+    Run as root (through the changes' own sudo): a login's ping may lack the raw
+    socket it needs, and "could not ping" must never read as "frames do not pass".
+    """
     size = mtu - ICMP_AND_IP_HEADERS
     target = remote_value(ip_address, address, "ping target")
-    result = await conn.run(["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", str(size), target], timeout=20)
+    priv = await conn.privilege()
+    result = await conn.run(["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", str(size), target],
+                            sudo=not priv.is_root, timeout=20)
+    if result.exit_status not in (0, 1):  # iputils: 1 is "no answer", anything else is ping's own failure
+        raise KnobError(f"{conn.name} could not run the MTU check's ping to {address} "
+                        f"({(result.stderr or result.stdout).strip()[:200] or f'exit {result.exit_status}'}); "
+                        "nothing was learnt about the path, and the MTU was put back")
     return result.ok
 
 

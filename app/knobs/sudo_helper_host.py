@@ -16,7 +16,8 @@ nfs-tuner uses, with every argument checked:
 - ``mkdir -p -m 0755 MP``, ``mount -t nfs -o OPTIONS SERVER:/PATH MP``,
   ``umount [-l] MP``, ``rmdir MP`` for nfs-tuner's own test mount points
   (/mnt/nfs-tuner-*), NFS only, always nosuid,nodev, known mount options only;
-- ``ip link set dev IFACE mtu N`` for an interface that exists;
+- ``ip link set dev IFACE mtu N`` for an interface that exists, and the MTU check's
+  ``ping -n -c N -W N -M do -s SIZE ADDRESS``;
 - ``sync``; ``version``;
 - ``deadman VERB /run/nfs-tuner/TOKEN …``: the dead-man switch built in below, whose
   restore steps pass these same checks when written and again when replayed.
@@ -59,6 +60,7 @@ READABLE = WRITABLE + [re.compile(p) for p in (
 NUMBER = re.compile(r"[0-9]{1,12}\n?")
 MOUNT_POINT = re.compile(r"/mnt/nfs-tuner(-[A-Za-z0-9_]{1,64}){0,4}")
 SOURCE = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9][A-Za-z0-9._-]{0,252}):(/[A-Za-z0-9._+-]{0,255}){1,32}")
+ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}")
 IFACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}")
 TOKEN_DIR = re.compile(r"/run/nfs-tuner/[0-9a-f]{1,64}")
 OPTION_VALUE = re.compile(r"[A-Za-z0-9._:-]{0,64}")
@@ -192,7 +194,8 @@ def check(argv, stdin=""):
     if n == 5 and a[:4] == ["mkdir", "-p", "-m", "0755"]:
         return [_tool("mkdir"), "-p", "-m", "0755", _mount_point(a[4])]
     if n == 2 and a[0] == "rmdir":
-        return [_tool("rmdir"), _mount_point(a[1], must_exist=True)]
+        # not must_exist: the switch's restore steps are checked when written, before the mount exists
+        return [_tool("rmdir"), _mount_point(a[1])]
     if n == 7 and a[0] == "mount" and a[1] == "-t" and a[2] in ("nfs", "nfs4") and a[3] == "-o":
         if not SOURCE.fullmatch(a[5]) or "/../" in a[5] + "/" or "/./" in a[5] + "/":
             raise Refused("%r is not SERVER:/PATH" % a[5])
@@ -204,6 +207,13 @@ def check(argv, stdin=""):
         if kinds and not kinds[-1].startswith("nfs"):
             raise Refused("%s is a %s mount, not NFS" % (point, kinds[-1]))
         return [_tool("umount"), *a[1:-1], point]
+    if n == 11 and a[:3] == ["ping", "-n", "-c"] and a[4] == "-W" and a[6:9] == ["-M", "do", "-s"]:
+        # the MTU check: a few don't-fragment pings of one size to one address
+        if not (a[3].isdigit() and 0 < int(a[3]) <= 10 and a[5].isdigit() and 0 < int(a[5]) <= 10):
+            raise Refused("ping count and wait must be 1 to 10")
+        if not (a[9].isdigit() and int(a[9]) <= 65507) or not ADDRESS.fullmatch(a[10]):
+            raise Refused("ping needs a size up to 65507 and an IP address")
+        return [_tool("ping"), *a[1:]]
     if n == 7 and a[:4] == ["ip", "link", "set", "dev"] and a[5] == "mtu":
         if not IFACE.fullmatch(a[4]) or not os.path.isdir("/sys/class/net/" + a[4]):
             raise Refused("%r is not a network interface of this host" % a[4])

@@ -136,3 +136,22 @@ def test_the_rendered_helper_runs_as_a_program_and_reports_its_digest(tmp_path: 
         time.sleep(1.5)
         run("deadman", "forget", d)
     assert not Path("/tmp/nfs-tuner-helper-pwned").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", "-f"],
+    ["ping", "-n", "-c", "99999", "-W", "2", "-M", "do", "-s", "8972", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "70000", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1;id"],
+    ["ping", "-f", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-W", "2", "-M", "dont", "-s", "1472", "10.0.0.1"],
+])
+def test_only_the_mtu_checks_ping_is_allowed(helper: dict[str, Any], argv: list[str]) -> None:
+    with pytest.raises(helper["Refused"]):
+        helper["check"](argv)
+
+
+def test_the_mtu_checks_ping_runs_by_absolute_path(helper: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(helper, "_tool", lambda name: "/usr/bin/" + name)
+    argv = ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", "10.213.7.10"]
+    assert helper["check"](argv) == ["/usr/bin/ping", *argv[1:]]
