@@ -1,27 +1,30 @@
 """The Run page's live plots: the trial's throughput per client and summed, with its
 rolling mean and stability band, and the server's disk and NIC beside it.
 
-Efficiency: curves are created once per client; every frame calls ``setData`` with
-views into the ring buffers (no copies), the view clips to what is visible and
-downsamples by peak, and a frame with no new data draws nothing.
+Efficiency: the trial's lines and band live in one CurveLayer, a picture that has only
+each frame's new segments drawn into it and only that stripe repainted (as pyqtgraph
+items, 64 clients' curves cost ~8 ms a frame to paint). That works because they only
+grow at the right: client samples append, the sum shows complete buckets only, and its
+rolling mean and band use trailing windows. A frame with no new data draws nothing.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
 from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QColor, QPainterPath, QPalette, QPen
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGraphicsPathItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from ui import theme
-from ui.theme import buddy_label
+from ui.curve_layer import CurveLayer, Line
 from ui.live_data import LiveData
+from ui.theme import buddy_label
 
-CLIENTS_PER_FRAME = 4  # client curves redrawn per frame, round robin: each still ≥ 7 Hz at 30 Hz
 ROLLING_WINDOW = 20  # samples: 5 s at 4 Hz, the window the stability check uses
 STABLE_CV = 0.03  # coefficient of variation below which a trial counts as stable (display only)
 METRICS = {  # metric → (axis label, units for SI prefixes)
@@ -47,7 +50,6 @@ def rolling_mean_std(y: NDArray[np.float64], window: int) -> tuple[NDArray[np.fl
 
 
 DOWNSAMPLE_FACTOR = 0.5  # data points per pixel before peak downsampling (pyqtgraph's default: 5)
-BAND_POINTS = 600  # the band is smooth: this many vertices are plenty
 
 
 def fast_curve(item: pg.PlotItem, **kwargs: object) -> pg.PlotDataItem:
@@ -84,6 +86,15 @@ def add_legend(item: pg.PlotItem, columns: int = 1) -> pg.LegendItem:
     legend.setLabelTextColor(theme.palette().color(QPalette.ColorRole.Text))
     legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)  # it sits over moving curves
     return legend
+
+
+def cache_legend_entries(legend: pg.LegendItem) -> None:
+    """Keep each entry's sample line and label text as a pixmap too (the legend's own cache
+    holds only its frame): the view repaints under them every frame, and laying out 64
+    labels' text each time cost ~1 ms. Call ``update()`` on a sample when its pen changes."""
+    for sample, label in legend.items:
+        sample.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        label.item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
 def nice_ceiling(value: float) -> float:
@@ -127,15 +138,20 @@ class ThroughputPlot(QWidget):
         self.plot = _new_plot(title)
         item = self.plot.getPlotItem()
         self.legend = add_legend(item, columns=2)
-        self.client_curves: dict[str, pg.PlotDataItem] = {}
-        self.sum_curve = fast_curve(item, name="sum of clients")
-        self.mean_curve = fast_curve(item, name="rolling mean (5 s)")
-        # The band is one closed path built by numpy (FillBetweenItem re-walks both
-        # curves in Python on every change: ~25 ms a frame at 2400 points).
-        self.band = QGraphicsPathItem()
-        self.band.setZValue(-10)
-        item.addItem(self.band)
-        self.band_data: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
+        # Everything, drawn as its data arrives: the ± one-stddev band, over it the clients, over
+        # them the sum and over that its rolling mean.
+        self.layer = CurveLayer()
+        item.addItem(self.layer)
+        self.client_curves: dict[str, Line] = {}
+        empty = np.zeros(0)
+        self._sum: tuple[NDArray[np.float64], ...] = (empty, empty, empty, np.zeros((2, 0)))  # t, sum, mean, band
+        self._sum_written = 0  # buckets completed since the trial started
+        self.band = self.layer.add_line("band", lambda: self._sum_line(3), QPen(), z=-1, brush=pg.mkBrush(None))
+        self.sum_curve = self.layer.add_line("sum of clients", lambda: self._sum_line(1), QPen(), z=1)
+        self.mean_curve = self.layer.add_line("rolling mean (5 s)", lambda: self._sum_line(2), QPen(), z=2)
+        self.legend.addItem(self.sum_curve, self.sum_curve.name())
+        self.legend.addItem(self.mean_curve, self.mean_curve.name())
+        cache_legend_entries(self.legend)
         self.stability = QLabel("waiting for samples…", self)
         self.stability.setObjectName("stabilityLabel")
         theme.emphasize(self.stability)
@@ -144,10 +160,7 @@ class ThroughputPlot(QWidget):
         layout.addWidget(self.plot)
         self._drawn = -1
         self._resets_seen = -1
-        self._stale: dict[str, None] = {}  # clients with data newer than their curve, oldest first
-        self.clients_per_frame = CLIENTS_PER_FRAME
         self.ranges = RangeKeeper(item)
-        self._client_max: dict[str, tuple[float, float]] = {}
         self._sum_max: tuple[float, float] | None = None
         self._restyle()
         self.set_metric("throughput")
@@ -161,10 +174,11 @@ class ThroughputPlot(QWidget):
         band = QColor(highlight)
         band.setAlpha(60)
         self.band.setBrush(pg.mkBrush(band))
-        self.band.setPen(QPen(Qt.PenStyle.NoPen))
         for i, curve in enumerate(self.client_curves.values()):
             curve.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
         theme.style_plot(self.plot, pal)
+        for sample, _label in self.legend.items:  # cached pixmaps: new pens show only after an update
+            sample.update()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
@@ -179,72 +193,65 @@ class ThroughputPlot(QWidget):
         summed = metric == "throughput"  # summing latencies would mean nothing
         for item in (self.sum_curve, self.mean_curve, self.band):
             item.setVisible(summed)
+        self.layer.invalidate()
         self._drawn = -1
-        self._stale = dict.fromkeys(self.live.clients)
-        self.refresh(budget=len(self._stale))
+        self.refresh()
 
-    def _client_curve(self, name: str) -> pg.PlotDataItem:
-        curve = self.client_curves.get(name)
-        if curve is None:
-            curve = fast_curve(self.plot.getPlotItem(), name=name)
-            curve.setZValue(-5)
-            self.client_curves[name] = curve
-            for i, c in enumerate(self.client_curves.values()):  # re-spread hues as clients appear
-                c.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
-        return curve
+    def _fetch(self, name: str) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+        series = self.live.clients[name].series[self.metric_name]
+        t, y = series.view()
+        return t, y, series.written()
+
+    def _add_clients(self, names: list[str]) -> None:
+        for name in names:  # in the order they came: it sets their colours and legend places
+            line = self.layer.add_line(name, partial(self._fetch, name), QPen())
+            self.client_curves[name] = line
+            self.legend.addItem(line, name)
+        for i, c in enumerate(self.client_curves.values()):  # re-spread hues, once for all newcomers
+            c.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
+        cache_legend_entries(self.legend)
+        for sample, _label in self.legend.items:
+            sample.update()
 
     @Slot()
-    def refresh(self, budget: int | None = None) -> None:
-        """Redraw what changed: the sum every frame, at most ``budget`` client curves."""
+    def refresh(self) -> None:
+        """Redraw what changed: the sum and its band, and the new points of every client."""
         if not self.isVisible():  # a page not shown draws nothing; it catches up when shown
             return
         live = self.live
-        if live.version != self._drawn:
-            self._drawn = live.version
-            if live.resets != self._resets_seen:  # new trial: the view starts again from zero
-                self._resets_seen = live.resets
-                self.ranges.reset()
-                self._client_max.clear()
-            self._stale.update(dict.fromkeys(live.clients))
-            if self.metric_name == "throughput":
-                self._draw_sum()
-        elif not self._stale:
+        if live.version == self._drawn:
             return
-        for _ in range(min(len(self._stale), self.clients_per_frame if budget is None else budget)):
-            name = next(iter(self._stale))
-            del self._stale[name]
-            t, y = live.clients[name].series[self.metric_name].view()
-            self._client_curve(name).setData(t, y, skipFiniteCheck=True)
-            self._client_max[name] = (float(t[-1]), float(y.max())) if len(t) else (0.0, 0.0)
-        t_max = max((m[0] for m in self._client_max.values()), default=0.0)
-        y_max = max((m[1] for m in self._client_max.values()), default=0.0)
+        self._drawn = live.version
+        if live.resets != self._resets_seen:  # new trial: the view starts again from zero
+            self._resets_seen = live.resets
+            self.ranges.reset()
+            self.layer.invalidate()
+        if len(live.clients) != len(self.client_curves):
+            self._add_clients([name for name in live.clients if name not in self.client_curves])
+        if self.metric_name == "throughput":
+            self._draw_sum()
+        self.layer.data_changed()  # it draws the new points when it paints
+        t_max, y_max = live.t_last, live.column_max(self.metric_name)
         if self.metric_name == "throughput" and self._sum_max is not None:
             t_max, y_max = max(t_max, self._sum_max[0]), max(y_max, self._sum_max[1])
         self.ranges.update(t_max, y_max)
 
     def draw_all(self) -> None:
-        """Bring every curve up to date now (screenshots, tests, a metric switch)."""
-        self.refresh(budget=len(self.live.clients))
+        """Bring every curve up to date now (screenshots, tests)."""
+        self._drawn = -1
+        self.refresh()
+
+    def _sum_line(self, which: int) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+        return self._sum[0], self._sum[which], self._sum_written
 
     def _draw_sum(self) -> None:
         t, y = self.live.total_series()
-        self.sum_curve.setData(t, y, skipFiniteCheck=True)
+        t, y = t.copy(), y.copy()  # views of buffers the next total_series() call overwrites
         mean, std = rolling_mean_std(y, ROLLING_WINDOW)
-        self.mean_curve.setData(t, mean, skipFiniteCheck=True)
-        self._set_band(t, mean - std, mean + std)
+        self._sum = (t, y, mean, np.stack((mean - std, mean + std)))
+        self._sum_written = self.live.complete_key() - self.live.total.first_key + 1 if len(t) else 0
         self._update_stability(mean, std)
         self._sum_max = (float(t[-1]), float(y.max())) if len(t) else None
-
-    def _set_band(self, t: NDArray[np.float64], lo: NDArray[np.float64], hi: NDArray[np.float64]) -> None:
-        self.band_data = (t, lo, hi)
-        if len(t) < 2:
-            self.band.setPath(QPainterPath())
-            return
-        step = max(1, len(t) // BAND_POINTS)
-        t, lo, hi = t[::step], lo[::step], hi[::step]
-        path = pg.arrayToQPath(np.concatenate((t, t[::-1])), np.concatenate((hi, lo[::-1])), connect="all")
-        path.closeSubpath()
-        self.band.setPath(path)
 
     def _update_stability(self, mean: NDArray[np.float64], std: NDArray[np.float64]) -> None:
         if len(mean) < ROLLING_WINDOW:

@@ -8,8 +8,8 @@ from ui.bridge import Bridge
 from ui.live_plot import LivePlots, rolling_mean_std
 
 
-def _feed(bus: EventBus, n: int, clients: int, trial: int = 1) -> None:
-    for i in range(n):
+def _feed(bus: EventBus, n: int, clients: int, trial: int = 1, start: int = 0) -> None:
+    for i in range(start, start + n):
         t = (i + 1) * 0.25
         bus.publish(SamplesBatch(trial, [Sample(f"c{c}", t, 0.25, bytes_read=1_000_000 * (c + 1), ops=10,
                                                 lat_p99_ms=5.0 + c) for c in range(clients)]))
@@ -76,21 +76,76 @@ def test_rolling_mean_and_std() -> None:
     assert np.allclose(std, [0.0, 1.0, 1.0, 1.0])
 
 
-def test_client_curves_are_spread_over_frames_but_all_get_drawn(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_frame_adds_only_the_new_points_and_looks_like_a_full_draw(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    with qtbot.waitExposed(plots):
+        plots.show()
+    _feed(bus, 4, clients=10)
+    bridge.flush()
+    plots.refresh()
+    trial = plots.trial
+    assert len(trial.client_curves) == 10  # every client in the first frame
+    viewport = trial.plot.viewport()
+    viewport.repaint()
+    drawn = trial.layer.full_draws
+    for start in range(4, 12):  # eight more frames, one new sample per client each
+        _feed(bus, 1, clients=10, start=start)
+        bridge.flush()
+        plots.refresh()
+        viewport.repaint()
+    assert trial.layer.full_draws == drawn  # the picture grew; nothing was drawn again
+    assert all(len(c.getData()[0]) == 12 and c.drawn == 12 for c in trial.client_curves.values())
+    grown = trial.plot.grab().toImage()
+    trial.layer.invalidate()
+    assert trial.plot.grab().toImage() == grown  # the same pixels as every line drawn at once
+    bridge.close()
+
+
+def test_a_range_step_is_drawn_over_several_frames(qtbot) -> None:  # type: ignore[no-untyped-def]
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    with qtbot.waitExposed(plots):
+        plots.show()
+    _feed(bus, 40, clients=3)
+    bridge.flush()
+    plots.refresh()
+    trial = plots.trial
+    viewport = trial.plot.viewport()
+    viewport.repaint()
+    trial.layer.budget_s = 0.0  # one line a paint
+    trial.plot.getPlotItem().setXRange(0, 60, padding=0)
+    viewport.repaint()
+    paints = 1
+    while not trial.layer.settled():
+        viewport.repaint()  # meanwhile the old picture is shown stretched onto the new range
+        paints += 1
+    assert paints == len(trial.layer.lines) == 3 + 3  # the clients, the band, the sum and its mean
+    stepped = trial.plot.grab().toImage()
+    trial.layer.invalidate()
+    assert trial.plot.grab().toImage() == stepped
+    bridge.close()
+
+
+def test_a_click_on_a_legend_sample_hides_that_client(qtbot) -> None:  # type: ignore[no-untyped-def]
     bus = EventBus()
     bridge = Bridge(bus)
     plots = LivePlots(bridge.live)
     qtbot.addWidget(plots)
     plots.show()
-    _feed(bus, 4, clients=10)
+    _feed(bus, 8, clients=2)
     bridge.flush()
     plots.refresh()
-    assert len(plots.trial.client_curves) == plots.trial.clients_per_frame  # a frame's budget, not all ten
-    assert len(plots.trial.sum_curve.getData()[0]) == 4  # the sum is drawn every frame
-    for _ in range(3):
-        plots.refresh()  # following frames catch up with no new data
-    assert all(len(c.getData()[0]) == 4 for c in plots.trial.client_curves.values())
-    assert len(plots.trial.client_curves) == 10
+    trial = plots.trial
+    both = trial.plot.grab().toImage()
+    sample = next(s for s, label in trial.legend.items if label.text == "c1")
+    sample.item.setVisible(False)  # what ItemSample.mouseClickEvent does
+    assert not trial.client_curves["c1"].isVisible()
+    assert trial.plot.grab().toImage() != both
     bridge.close()
 
 

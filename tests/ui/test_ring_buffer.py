@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.ring_buffer import BucketSum, RingBuffer
+from ui.ring_buffer import BucketSum, RingBuffer, RingTable
 
 
 def test_view_is_oldest_first_and_drops_the_oldest_when_full() -> None:
@@ -62,3 +62,41 @@ def test_bucket_sum_forgets_buckets_older_than_its_capacity() -> None:
     t, y = total.series(upto_key=9)
     assert t.tolist() == [6.0, 7.0, 8.0, 9.0]
     assert y.tolist() == [1.0] * 4
+
+
+@given(st.integers(1, 12), st.integers(1, 5),
+       st.lists(st.lists(st.tuples(st.integers(0, 4), st.floats(-1e9, 1e9)), max_size=30), max_size=12))
+def test_ring_table_rows_match_lists(capacity: int, rows: int, batches: list[list[tuple[int, float]]]) -> None:
+    table = RingTable(capacity, 2)
+    for _ in range(rows):
+        table.add_row()
+    model: list[list[float]] = [[] for _ in range(rows)]
+    for batch in batches:
+        batch = [(r % rows, v) for r, v in batch]
+        table.extend(np.array([r for r, _ in batch], dtype=np.intp), np.array([(v, -v) for _, v in batch]).reshape(-1, 2))
+        for r, v in batch:
+            model[r].append(v)
+    for r in range(rows):
+        kept = model[r][-capacity:]
+        assert table.view(r, 0).tolist() == kept and table.view(r, 1).tolist() == [-v for v in kept]
+        assert table.length(r) == len(kept) and table.written(r) == len(model[r])
+
+
+def test_ring_table_clear_forgets_values_and_column_max_sees_only_stored_ones() -> None:
+    table = RingTable(4, 2)
+    a, b = table.add_row(), table.add_row()
+    table.extend(np.array([a, b, a]), np.array([[1.0, 50.0], [1.0, 7.0], [2.0, 3.0]]))
+    assert table.column_max(1) == 50.0 and table.view(a, 1).tolist() == [50.0, 3.0]
+    table.clear()
+    assert table.length(a) == table.written(a) == 0 and table.column_max(1) == 0.0
+    table.extend(np.array([b]), np.array([[3.0, 4.0]]))
+    assert table.column_max(1) == 4.0 and table.view(b, 0).tolist() == [3.0]
+    assert table.view(b, 0).base is not None  # a view, like RingBuffer's
+
+
+def test_ring_table_grows_rows_and_keeps_their_values() -> None:
+    table = RingTable(3, 1)
+    for i in range(9):  # past the first allocation
+        row = table.add_row()
+        table.extend(np.array([row]), np.array([[float(i)]]))
+    assert [table.view(r, 0).tolist() for r in range(9)] == [[float(i)] for i in range(9)]

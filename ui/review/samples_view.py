@@ -1,13 +1,17 @@
 """Every sample of every trial on one zoomable time axis, beside the trials and their knob values.
 
-Samples load when the tab is first shown (they can be a million rows); pyqtgraph draws
-them clipped to the view and peak-downsampled, so zooming stays fast. Selecting a trial
-zooms to it; the label above the plot names the trial in view and its knob values.
+Samples load when the tab is first shown (they can be ten million rows), a trial at a
+time, straight into the per-client streams. The plot gets at most LIMIT points a client
+for any view: every sample when few are in view, else min/max pairs from a level of
+``Decimated`` (pyqtgraph's own downsampling walks every sample in view on each range
+change). Selecting a trial zooms to it; the label above the plot names the trial in view
+and its knob values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -21,7 +25,25 @@ from app.store.records import TrialRecord
 from app.store.store import Store
 from ui import theme
 from ui.review.tables import fill_table, make_table
-from ui.review.timeline import Timeline, session_timeline
+from ui.review.timeline import Decimated, Timeline, TimelineBuilder
+
+LIMIT = 20_000  # points a client the plot gets for a view (several a pixel: pyqtgraph peak-downsamples those)
+
+
+class _StreamCurve(pg.PlotDataItem):  # type: ignore[misc]  # pyqtgraph is untyped
+    """A client's curve: it shows what ``Decimated.view`` gives for the view, and tells
+    auto-range the bounds of the samples themselves, read from the levels."""
+
+    def __init__(self, levels: Decimated, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.levels = levels
+
+    def dataBounds(self, ax: int, frac: float = 1.0,  # noqa: N802 (pyqtgraph's name)
+                   orthoRange: tuple[float, float] | None = None) -> tuple[float, float]:  # noqa: N803
+        vb = self.getViewBox()
+        if ax == 1 and orthoRange is None and vb is not None and not vb.autoRangeEnabled()[0]:
+            orthoRange = vb.viewRange()[0]  # y fits what is in view, as for a curve clipped to the view
+        return self.levels.data_bounds(ax, orthoRange)
 
 
 class _PaintWatch(QObject):
@@ -45,6 +67,8 @@ class SamplesView(QWidget):
         self.session_id = session_id
         self.trials = list(trials)
         self.timeline: Timeline | None = None
+        self.levels: list[Decimated] = []
+        self.curves: list[_StreamCurve] = []
         self.knobs = list(dict.fromkeys(k for t in self.trials for k in t.config))
         self.table = make_table(("Trial", "Workload", "Rep", *self.knobs, "State", "Mean"), self, name="trials")
         fill_table(self.table, [
@@ -63,6 +87,7 @@ class SamplesView(QWidget):
         item.showGrid(x=True, y=True, alpha=0.2)
         item.addLegend()
         theme.style_plot(self.plot)
+        item.getViewBox().sigXRangeChanged.connect(self._show_view)
         item.getViewBox().sigXRangeChanged.connect(self._caption_for_view)
         self._watch = _PaintWatch(self)
         self._watch.painted.connect(self.painted)
@@ -84,19 +109,38 @@ class SamplesView(QWidget):
         super().showEvent(event)
 
     def load(self) -> None:
-        samples = self.store.load_session_samples(self.session_id)
-        self.timeline = session_timeline(samples)
+        # A trial at a time: the session's samples are never all in memory as records at once
+        # (load_session_samples joins every block into one buffer: 760 MB at 10 million). The
+        # next trial is read on a worker thread (SQLite lets go of the GIL) while this one is laid out.
+        builder = TimelineBuilder()
+        ids = [t.id for t in self.store.trials(self.session_id)]
+        with ThreadPoolExecutor(1, thread_name_prefix="samples") as reader:
+            ahead = [reader.submit(self.store.load_samples, tid) for tid in ids[:1]]
+            for i, tid in enumerate(ids):
+                samples = ahead.pop().result()
+                ahead.extend(reader.submit(self.store.load_samples, t) for t in ids[i + 1 : i + 2])
+                builder.add_trial(tid, samples)
+                del samples  # its records go before the next trial's arrive
+        self.timeline = builder.timeline()
+        self.levels = [Decimated.of(s) for s in self.timeline.streams]
         item = self.plot.getPlotItem()
         count = len(self.timeline.streams)
-        for i, s in enumerate(self.timeline.streams):
-            curve = item.plot(s.x, s.y, connect=s.connect, name=s.client,
-                              pen=pg.mkPen(theme.client_colour(i, count), width=1))
+        for i, (s, levels) in enumerate(zip(self.timeline.streams, self.levels, strict=True)):
+            curve = _StreamCurve(levels, name=s.client, pen=pg.mkPen(theme.client_colour(i, count), width=1))
+            item.addItem(curve)
             curve.setDownsampling(auto=True, method="peak")
             curve.setClipToView(True)
             curve.setSkipFiniteCheck(True)
+            self.curves.append(curve)
         for a, _b in self.timeline.spans.values():
             item.addItem(pg.InfiniteLine(a, angle=90, pen=pg.mkPen((128, 128, 128, 90), width=1)))
         item.enableAutoRange()
+        self._show_view(item.getViewBox(), item.getViewBox().viewRange()[0])
+
+    def _show_view(self, _vb: object, rng: tuple[float, float]) -> None:
+        for curve, levels in zip(self.curves, self.levels, strict=True):
+            x, y, connect = levels.view(rng[0], rng[1], LIMIT)
+            curve.setData(x, y, connect=connect)
 
     def trial(self, trial_id: int) -> TrialRecord | None:
         return next((t for t in self.trials if t.id == trial_id), None)
