@@ -511,15 +511,15 @@ class Store:
 
     def load_samples(self, trial_id: int, t0: float | None = None, t1: float | None = None) -> SampleArrays:
         """One trial's samples, by client then time; optionally only t0 <= t <= t1."""
-        sql = "SELECT trial_id, client, n, data FROM sample_blocks WHERE trial_id=?"
+        source = "FROM sample_blocks b WHERE b.trial_id=?"
         params: list[Any] = [trial_id]
         if t1 is not None:
-            sql += " AND t_first <= ?"
+            source += " AND b.t_first <= ?"
             params.append(t1)
         if t0 is not None:
-            sql += " AND t_last >= ?"
+            source += " AND b.t_last >= ?"
             params.append(t0)
-        rows = self._q(sql + " ORDER BY client, t_first, id", params)
+        rows = self._blocks_in_order(source, params, "ORDER BY b.client, b.t_first, b.id")
         arrays = self._decode(f"sample_blocks of trial {trial_id}", lambda: assemble(rows))
         if t0 is None and t1 is None:
             return arrays
@@ -531,12 +531,22 @@ class Store:
             mask &= t <= t1
         return arrays.select(mask)
 
+    def _blocks_in_order(self, source: str, params: list[Any], order: str) -> list[tuple[Any, ...]]:
+        """(trial_id, client, n, data) of the blocks ``source`` selects (aliased b), in ``order``.
+
+        An ORDER BY over rows that carry the blobs makes SQLite copy every blob into a
+        temporary sort (spilling to disk at millions of samples); sorting the ids and
+        fetching the blobs unsorted reads each blob once.
+        """
+        ids = self._q(f"SELECT b.id, b.trial_id, b.client, b.n {source} {order}", params)
+        blobs: dict[int, bytes] = dict(self._q(f"SELECT b.id, b.data {source}", params))
+        return [(tid, client, n, blobs[bid]) for bid, tid, client, n in ids]
+
     def load_session_samples(self, session_id: int) -> SampleArrays:
         """Every sample of a session: by trial order, then client, then time."""
-        rows = self._q(
-            "SELECT b.trial_id, b.client, b.n, b.data FROM sample_blocks b JOIN trials t ON t.id = b.trial_id"
-            " WHERE t.session_id=? ORDER BY t.order_index, t.id, b.client, b.t_first, b.id",
-            (session_id,),
+        rows = self._blocks_in_order(
+            "FROM sample_blocks b JOIN trials t ON t.id = b.trial_id WHERE t.session_id=?", [session_id],
+            "ORDER BY t.order_index, t.id, b.client, b.t_first, b.id",
         )
         return self._decode(f"sample_blocks of session {session_id}", lambda: assemble(rows))
 
