@@ -21,6 +21,7 @@ import collections
 import json
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -100,7 +101,8 @@ def main() -> int:
             except (subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
                 out, proc = {}, None
                 failures.append(f"{label}: {type(exc).__name__}")
-            if proc is not None and proc.returncode not in (0, 1, 3):
+            if proc is not None and (proc.returncode not in (0, 1, 3) or not out.get("trials")):
+                # exit 1 with no trial in the answer is a sweep that never ran, not a finding
                 failures.append(f"{label}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
             for t in out.get("trials", []):
                 states[t["state"]] += 1
@@ -120,6 +122,10 @@ def main() -> int:
     total = sum(states.values())
     print(f"\n{total} trials in {rounds} sweeps, {time.monotonic() - started:.0f} s; sessions in {db}")
     print(f"trial states: {dict(states)}")
+    with sqlite3.connect(db) as conn:  # the database's own account, which nothing above can miss
+        stored = dict(conn.execute("SELECT state, COUNT(*) FROM trials GROUP BY state").fetchall())
+        unfinished = conn.execute("SELECT COUNT(*) FROM sessions WHERE state != 'complete'").fetchone()[0]
+    print(f"trial states in the database: {stored}; sessions not complete: {unfinished}")
     print(f"wedges: {len(wedges)}")
     for w in wedges:
         print(f"  {w}")
