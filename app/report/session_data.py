@@ -179,36 +179,6 @@ class ObjectiveView:
 
 
 @dataclass(frozen=True, slots=True)
-class KnobEffect:
-    """Throughput and stability against one knob's values (the chart per knob)."""
-
-    knob: str
-    values: tuple[Any, ...]
-    mean_bps: tuple[float, ...]
-    median_cv: tuple[float, ...]
-
-
-def knob_effects(view: ObjectiveView) -> tuple[KnobEffect, ...]:
-    """Per knob that varied: the mean of the ranked configurations' means (and CVs) at each value."""
-    out = []
-    for knob in dict.fromkeys(k for r in view.ranking for k in r.config):
-        values = sorted({r.config[knob] for r in view.ranking if knob in r.config}, key=_order)
-        if len(values) < 2:
-            continue
-        rows = [[r for r in view.ranking if r.config.get(knob) == v] for v in values]
-        out.append(KnobEffect(knob, tuple(values), tuple(sum(r.mean for r in rs) / len(rs) for rs in rows),
-                              tuple(sum(r.median_cv or 0.0 for r in rs) / len(rs) for rs in rows)))  # fmt: skip
-    return tuple(out)
-
-
-def _order(value: Any) -> tuple[int, float, str]:
-    try:
-        return (0, float(value), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(value))
-
-
-@dataclass(frozen=True, slots=True)
 class SnippetGroup:
     """The snippets for one recommended configuration, and the objectives it serves."""
 
