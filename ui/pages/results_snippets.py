@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from app.session.results import PlacedSnippet
-from app.snippets.model import Snippet
 from ui.review.dialogs import Dialogs
+from ui.review.snippets_view import SnippetActions
 
 
 def _field(text: str, parent: QWidget, name: str) -> QLabel:
@@ -26,10 +26,11 @@ def _field(text: str, parent: QWidget, name: str) -> QLabel:
     return label
 
 
-class SnippetCard(QWidget):
+class SnippetCard(SnippetActions, QWidget):
     def __init__(self, placed: PlacedSnippet, dialogs: Dialogs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.placed = placed
+        self.snippet = placed.snippet
         self.dialogs = dialogs
         self.where = _field(placed.where, self, "snippetWhere")
         self.on = _field(placed.on, self, "snippetHosts")
@@ -61,25 +62,6 @@ class SnippetCard(QWidget):
         layout.addWidget(self.text, 1)
         layout.addLayout(row)
 
-    @property
-    def snippet(self) -> Snippet:
-        return self.placed.snippet
-
-    def copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.snippet.text)
-        self.status.setText("Copied to the clipboard.")
-
-    def ask_save(self) -> None:
+    def save_name(self) -> str:  # a relative target (the playbook's nfs-tuner.yml) is a name too
         target = self.snippet.target
-        name = Path(target).name if target not in ("", "shell") else f"{self.snippet.key}.txt"
-        path = self.dialogs.save_path(f"Save {self.snippet.title}", name.replace(":", "_"), "All files (*)")
-        if path is not None:
-            self.save_to(path)
-
-    def save_to(self, path: Path) -> None:
-        try:
-            path.write_text(self.snippet.text, encoding="utf-8")
-        except OSError as exc:
-            self.status.setText(f"Could not save: {exc.strerror} ({path})")
-        else:
-            self.status.setText(f"Saved to {path}")
+        return Path(target).name if target not in ("", "shell") else f"{self.snippet.key}.txt"

@@ -13,7 +13,35 @@ from app.snippets.model import Snippet
 from ui.review.dialogs import Dialogs
 
 
-class SnippetPane(QWidget):
+class SnippetActions:
+    """Copy and Save… for a pane that has ``snippet``, ``dialogs`` and a ``status`` label."""
+
+    snippet: Snippet
+    dialogs: Dialogs
+    status: QLabel
+
+    def save_name(self) -> str:
+        return Path(self.snippet.target).name if self.snippet.target.startswith("/") else f"{self.snippet.key}.txt"
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.snippet.text)
+        self.status.setText("Copied to the clipboard.")
+
+    def ask_save(self) -> None:
+        path = self.dialogs.save_path(f"Save {self.snippet.title}", self.save_name().replace(":", "_"), "All files (*)")
+        if path is not None:
+            self.save_to(path)
+
+    def save_to(self, path: Path) -> None:
+        try:
+            path.write_text(self.snippet.text, encoding="utf-8")
+        except OSError as exc:
+            self.status.setText(f"Could not save: {exc.strerror} ({path})")
+        else:
+            self.status.setText(f"Saved to {path}")
+
+
+class SnippetPane(SnippetActions, QWidget):
     def __init__(self, snippet: Snippet, dialogs: Dialogs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.snippet = snippet
@@ -42,23 +70,6 @@ class SnippetPane(QWidget):
         row.addWidget(self.save_button)
         layout.addLayout(row)
 
-    def copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.snippet.text)
-        self.status.setText("Copied to the clipboard.")
-
-    def ask_save(self) -> None:
-        name = Path(self.snippet.target).name if self.snippet.target.startswith("/") else f"{self.snippet.key}.txt"
-        path = self.dialogs.save_path(f"Save {self.snippet.title}", name.replace(":", "_"), "All files (*)")
-        if path is not None:
-            self.save_to(path)
-
-    def save_to(self, path: Path) -> None:
-        try:
-            path.write_text(self.snippet.text, encoding="utf-8")
-        except OSError as exc:
-            self.status.setText(f"Could not save: {exc.strerror} ({path})")
-        else:
-            self.status.setText(f"Saved to {path}")
 
 
 class SnippetsView(QWidget):
