@@ -80,9 +80,8 @@ def _direction(job: dict[str, Any], d: str, field: str) -> int:
     return count(mapping(job.get(d, {}), f"fio job {d}").get(field, 0), f"fio {d} {field}")
 
 
-def _counters(doc: dict[str, Any]) -> tuple[int, int, int]:
+def _counters(jobs: list[dict[str, Any]]) -> tuple[int, int, int]:
     """Cumulative (read bytes, written bytes, ops) of every job; BadRecord if malformed."""
-    jobs = _jobs(doc)
     read = sum(_direction(j, "read", "io_bytes") for j in jobs)
     written = sum(_direction(j, "write", "io_bytes") for j in jobs)
     ops = sum(_direction(j, d, "total_ios") for j in jobs for d in ("read", "write"))
@@ -91,8 +90,12 @@ def _counters(doc: dict[str, Any]) -> tuple[int, int, int]:
 
 def job_errors(doc: dict[str, Any]) -> list[tuple[str, int]]:
     """(job name, errno) of every job that reports an error in this document."""
+    return _job_errors(_jobs(doc))
+
+
+def _job_errors(jobs: list[dict[str, Any]]) -> list[tuple[str, int]]:
     out = []
-    for job in _jobs(doc):
+    for job in jobs:
         errno = count(job.get("error", 0) or 0, "fio job error")
         if errno:
             out.append((text(job.get("jobname", "?"), "fio job name", 64), errno))
@@ -127,10 +130,11 @@ class FioStatusSampler:
         MAX_GAP_S ahead is counted in ``garbage`` and changes nothing.
         """
         try:
-            read, written, ops = counters = _counters(doc)
-            running = [count(j.get("job_runtime", 0), "fio job_runtime") for j in _jobs(doc)]
+            jobs = _jobs(doc)
+            read, written, ops = counters = _counters(jobs)
+            running = [count(j.get("job_runtime", 0), "fio job_runtime") for j in jobs]
             stamp = finite(doc.get("timestamp_ms", 0), "fio timestamp_ms", 0.0, 1e15)
-            job_errors(doc)
+            _job_errors(jobs)
             if self.counters is not None and any(a < b for a, b in zip(counters, self.counters, strict=True)):
                 raise BadRecord(f"fio's cumulative counters went backwards: {self.counters} then {counters}")
             start_ms = self.start_ms
