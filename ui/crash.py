@@ -31,8 +31,9 @@ class CrashDialog(QDialog):
         intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details = QPlainTextEdit(text, self)
         self.details.setReadOnly(True)
+        self.details.setAccessibleName("Details of the error")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        copy = buttons.addButton("&Copy details", QDialogButtonBox.ButtonRole.ActionRole)
+        copy = buttons.addButton("Copy &details", QDialogButtonBox.ButtonRole.ActionRole)  # &C: Close
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(text))
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

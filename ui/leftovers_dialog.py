@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.session import Pending, SessionError, TuningSession
 from ui.async_tasks import spawn
+from ui.focus import tab_moves_on
 
 
 class LeftoversDialog(QDialog):
@@ -38,6 +39,8 @@ class LeftoversDialog(QDialog):
         self.table.setHorizontalHeaderLabels(("Host", "Change", "From → to", "Found"))
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAccessibleName("Changes left on the hosts")
+        tab_moves_on(self.table)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         for i, lo in enumerate(self.leftovers):
             e = lo.entry

@@ -11,22 +11,23 @@ rolling mean and band use trailing windows. A frame with no new data draws nothi
 from __future__ import annotations
 
 import math
+import time
 from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
 from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QFontInfo, QPalette, QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from app.session.stability import StabilityRule
 from ui import theme
 from ui.curve_layer import CurveLayer, Line
 from ui.live_data import LiveData
+from ui.plot_legend import PlotLegend
 from ui.theme import buddy_label
 
-ROLLING_WINDOW = 20  # samples: 5 s at 4 Hz, the window the stability check uses
-STABLE_CV = 0.03  # coefficient of variation below which a trial counts as stable (display only)
 METRICS = {  # metric → (axis label, units for SI prefixes)
     "throughput": ("throughput", "B/s"),
     "ops": ("operations", "op/s"),
@@ -62,6 +63,8 @@ def fast_curve(item: pg.PlotItem, **kwargs: object) -> pg.PlotDataItem:
 
 def _new_plot(title: str) -> pg.PlotWidget:
     plot = pg.PlotWidget()
+    plot.setMinimumHeight(10 * plot.fontMetrics().lineSpacing())  # a page short of room shrinks the tables first
+    plot.setAccessibleName(title)  # it takes focus: a screen reader names it by its title
     item = plot.getPlotItem()
     item.setClipToView(True)
     item.setDownsampling(auto=True, mode="peak")
@@ -81,20 +84,13 @@ def _new_plot(title: str) -> pg.PlotWidget:
     return plot
 
 
-def add_legend(item: pg.PlotItem, columns: int = 1) -> pg.LegendItem:
-    legend = item.addLegend(offset=(6, 6), colCount=columns)
-    legend.setLabelTextColor(theme.palette().color(QPalette.ColorRole.Text))
-    legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)  # it sits over moving curves
-    return legend
+def pen_width(widget: QWidget, weight: float) -> int:
+    """A cosmetic pen's width for ``widget``'s screen and font (theme.line_width)."""
+    return theme.line_width(weight, widget.devicePixelRatioF(), QFontInfo(widget.font()).pixelSize())
 
 
-def cache_legend_entries(legend: pg.LegendItem) -> None:
-    """Keep each entry's sample line and label text as a pixmap too (the legend's own cache
-    holds only its frame): the view repaints under them every frame, and laying out 64
-    labels' text each time cost ~1 ms. Call ``update()`` on a sample when its pen changes."""
-    for sample, label in legend.items:
-        sample.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        label.item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+READOUT_S = 0.25  # the readout changes at most this often: a sample interval, what a person can read
+RESTYLE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.FontChange, QEvent.Type.DevicePixelRatioChange)
 
 
 def nice_ceiling(value: float) -> float:
@@ -129,15 +125,18 @@ class RangeKeeper:
 
 
 class ThroughputPlot(QWidget):
-    """Per-client curves plus the sum, its rolling mean and ± one-stddev band."""
+    """Per-client curves plus the sum, its rolling mean and ± one-stddev band, their legend
+    under the plot (the band's entry and the readout carry the stability rule as a tooltip)."""
 
-    def __init__(self, live: LiveData, parent: QWidget | None = None, title: str = "Current trial") -> None:
+    def __init__(self, live: LiveData, parent: QWidget | None = None, title: str = "Current trial",
+                 rule: StabilityRule | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         self.live = live
+        self.rule = rule or StabilityRule()
         self.metric_name = "throughput"
         self.plot = _new_plot(title)
         item = self.plot.getPlotItem()
-        self.legend = add_legend(item, columns=2)
+        self.legend = PlotLegend("Lines of the current trial's plot", self)
         # Everything, drawn as its data arrives: the ± one-stddev band, over it the clients, over
         # them the sum and over that its rolling mean.
         self.layer = CurveLayer()
@@ -148,42 +147,62 @@ class ThroughputPlot(QWidget):
         self._sum_written = 0  # buckets completed since the trial started
         self.band = self.layer.add_line("band", lambda: self._sum_line(3), QPen(), z=-1, brush=pg.mkBrush(None))
         self.sum_curve = self.layer.add_line("sum of clients", lambda: self._sum_line(1), QPen(), z=1)
-        self.mean_curve = self.layer.add_line("rolling mean (5 s)", lambda: self._sum_line(2), QPen(), z=2)
-        self.legend.addItem(self.sum_curve, self.sum_curve.name())
-        self.legend.addItem(self.mean_curve, self.mean_curve.name())
-        cache_legend_entries(self.legend)
+        self.mean_curve = self.layer.add_line("rolling mean", lambda: self._sum_line(2), QPen(), z=2)
+        self.sum_entry = self.legend.add(self.sum_curve, "sum of clients")
+        self.mean_entry = self.legend.add(self.mean_curve, self.rule.mean_name())
+        self.band_entry = self.legend.add(self.band, self.rule.band_name())
         self.stability = QLabel("waiting for samples…", self)
         self.stability.setObjectName("stabilityLabel")
         theme.emphasize(self.stability)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.legend)
         self._drawn = -1
         self._resets_seen = -1
+        self._judged = -1  # the sum's buckets when the readout was last worked out
+        self._judged_at = 0.0  # and when (time.monotonic())
+        self._held = -1  # LiveData.resets when the readout was given a trial's final figures
         self.ranges = RangeKeeper(item)
         self._sum_max: tuple[float, float] | None = None
+        self.set_rule(self.rule)
         self._restyle()
         self.set_metric("throughput")
+
+    def set_rule(self, rule: StabilityRule) -> None:
+        """The run's stability rule: the band's window, the readout's check, their names."""
+        self.rule = rule
+        self.mean_entry.setText(rule.mean_name())
+        self.band_entry.setText(rule.band_name())
+        self.band_entry.setToolTip(rule.rule_text())
+        self.stability.setToolTip(rule.rule_text())  # its live text gives the limits; this, the whole rule
+        self._judged = -1
+        self.layer.invalidate()  # another window: another band
+        self.draw_all()
 
     def _restyle(self) -> None:
         pal = self.palette()
         text = pal.color(QPalette.ColorRole.Text)
         highlight = pal.color(QPalette.ColorRole.Highlight)
-        self.sum_curve.setPen(pg.mkPen(text, width=2))
-        self.mean_curve.setPen(pg.mkPen(highlight, width=1))  # dashes and wide pens are slow to raster
+        self.sum_curve.setPen(pg.mkPen(text, width=pen_width(self, 2)))
+        self.mean_curve.setPen(pg.mkPen(highlight, width=pen_width(self, 1)))  # dashes are slow to raster
         band = QColor(highlight)
         band.setAlpha(60)
         self.band.setBrush(pg.mkBrush(band))
-        for i, curve in enumerate(self.client_curves.values()):
-            curve.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
+        self._colour_clients()
         theme.style_plot(self.plot, pal)
-        for sample, _label in self.legend.items:  # cached pixmaps: new pens show only after an update
-            sample.update()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:
+    def _colour_clients(self) -> None:
+        pal, width = self.palette(), pen_width(self, 1)
+        for i, curve in enumerate(self.client_curves.values()):
+            curve.setPen(pg.mkPen(theme.client_colour(i, pal), width=width))
+        self.legend.restyle()
+
+    def event(self, event: QEvent) -> bool:
+        # not changeEvent: a new pixel ratio (another screen) never reaches it
+        if event.type() in RESTYLE_EVENTS:
             self._restyle()
-        super().changeEvent(event)
+        return super().event(event)
 
     def set_metric(self, metric: str) -> None:
         label, units = METRICS[metric]
@@ -193,6 +212,8 @@ class ThroughputPlot(QWidget):
         summed = metric == "throughput"  # summing latencies would mean nothing
         for item in (self.sum_curve, self.mean_curve, self.band):
             item.setVisible(summed)
+        for entry in (self.sum_entry, self.mean_entry, self.band_entry):
+            self.legend.show_entry(entry, summed)
         self.layer.invalidate()
         self._drawn = -1
         self.refresh()
@@ -206,12 +227,8 @@ class ThroughputPlot(QWidget):
         for name in names:  # in the order they came: it sets their colours and legend places
             line = self.layer.add_line(name, partial(self._fetch, name), QPen())
             self.client_curves[name] = line
-            self.legend.addItem(line, name)
-        for i, c in enumerate(self.client_curves.values()):  # re-spread hues, once for all newcomers
-            c.setPen(pg.mkPen(theme.client_colour(i, len(self.client_curves))))
-        cache_legend_entries(self.legend)
-        for sample, _label in self.legend.items:
-            sample.update()
+            self.legend.add(line, name)
+        self._colour_clients()
 
     @Slot()
     def refresh(self) -> None:
@@ -224,6 +241,7 @@ class ThroughputPlot(QWidget):
         self._drawn = live.version
         if live.resets != self._resets_seen:  # new trial: the view starts again from zero
             self._resets_seen = live.resets
+            self._judged = -1
             self.ranges.reset()
             self.layer.invalidate()
         if len(live.clients) != len(self.client_curves):
@@ -247,19 +265,22 @@ class ThroughputPlot(QWidget):
     def _draw_sum(self) -> None:
         t, y = self.live.total_series()
         t, y = t.copy(), y.copy()  # views of buffers the next total_series() call overwrites
-        mean, std = rolling_mean_std(y, ROLLING_WINDOW)
+        mean, std = rolling_mean_std(y, self.rule.window)
         self._sum = (t, y, mean, np.stack((mean - std, mean + std)))
         self._sum_written = self.live.complete_key() - self.live.total.first_key + 1 if len(t) else 0
-        self._update_stability(mean, std)
         self._sum_max = (float(t[-1]), float(y.max())) if len(t) else None
+        now = time.monotonic()
+        if self._sum_written != self._judged and self.live.resets != self._held and now >= self._judged_at + READOUT_S:
+            self._judged, self._judged_at = self._sum_written, now
+            self._set_readout(self.rule.readout(t, y))
 
-    def _update_stability(self, mean: NDArray[np.float64], std: NDArray[np.float64]) -> None:
-        if len(mean) < ROLLING_WINDOW:
-            self.stability.setText("warming up…" if len(mean) else "waiting for samples…")
-            return
-        cv = float(std[-1] / mean[-1]) if mean[-1] > 0 else 1.0
-        state = "stable" if cv < STABLE_CV else "settling"
-        text = f"{state}: {mean[-1] / 1e6:,.0f} MB/s, CV {cv * 100:.1f} % over 5 s"
+    def hold_readout(self, text: str) -> None:
+        """Show ``text`` (a finished trial's figures, how the run ended) instead of the live
+        check until the next trial's samples come: late samples of this one must not undo it."""
+        self._held = self.live.resets
+        self._set_readout(text)
+
+    def _set_readout(self, text: str) -> None:
         if text != self.stability.text():  # setText relayouts even when equal
             self.stability.setText(text)
 
@@ -268,6 +289,8 @@ class ServerPlot(QWidget):
     """The server's disk and NIC throughput, like ``iostat 1`` and ``sar -n DEV 1``."""
 
     SERIES = (("disk_read", "disk read"), ("disk_write", "disk write"), ("net_rx", "NIC rx"), ("net_tx", "NIC tx"))
+    COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
+    STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DashLine)
 
     def __init__(self, live: LiveData, parent: QWidget | None = None, host: str | None = None) -> None:
         super().__init__(parent)
@@ -276,24 +299,30 @@ class ServerPlot(QWidget):
         self.plot = _new_plot("Server disk and NIC")
         item = self.plot.getPlotItem()
         item.setLabel("left", "throughput", units="B/s")
-        add_legend(item)
-        colours = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e")
-        styles = (Qt.PenStyle.SolidLine, Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DashLine)
-        self.curves = {
-            key: fast_curve(item, name=label, pen=pg.mkPen(colour, width=1, style=style))
-            for (key, label), colour, style in zip(self.SERIES, colours, styles, strict=True)
-        }
+        self.legend = PlotLegend("Lines of the server's plot", self)
+        self.curves = {key: fast_curve(item, name=label) for key, label in self.SERIES}
+        for (_key, label), curve in zip(self.SERIES, self.curves.values(), strict=True):
+            self.legend.add(curve, label)
+        self._restyle()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.legend)
         self._drawn = -1
         self.ranges = RangeKeeper(item)
         self._resets_seen = -1
 
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:
-            theme.style_plot(self.plot, self.palette())
-        super().changeEvent(event)
+    def _restyle(self) -> None:
+        width = pen_width(self, 1)
+        for curve, colour, style in zip(self.curves.values(), self.COLOURS, self.STYLES, strict=True):
+            curve.setPen(pg.mkPen(colour, width=width, style=style))
+        self.legend.restyle()
+        theme.style_plot(self.plot, self.palette())
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() in RESTYLE_EVENTS:
+            self._restyle()
+        return super().event(event)
 
     @Slot()
     def refresh(self) -> None:
@@ -331,7 +360,7 @@ class LivePlots(QWidget):
         self.metric_box.currentIndexChanged.connect(
             lambda _i: self.trial.set_metric(str(self.metric_box.currentData())))
         top = QHBoxLayout()
-        top.addWidget(buddy_label("&Show:", self.metric_box, self))
+        top.addWidget(buddy_label("Sho&w:", self.metric_box, self))
         top.addWidget(self.metric_box)
         top.addStretch(1)
         top.addWidget(self.trial.stability)

@@ -17,9 +17,11 @@ from app.session.results import saved_text
 from ui.async_tasks import spawn
 from ui.bridge import Bridge
 from ui.crash import CrashHandler
+from ui.help_texts import PAGE_HELP
 from ui.leftovers_dialog import LeftoversDialog
 from ui.message_banner import MessageBanner
 from ui.questions import ask_to_revert
+from ui.standard_actions import HelpMenu, quit_action
 from ui.wizard import TuningWizard
 
 log = logging.getLogger(__name__)
@@ -65,7 +67,13 @@ class MainWindow(QMainWindow):
         review.setShortcut(QKeySequence("Ctrl+R"))
         review.triggered.connect(self.open_review)
         self.review_action = review
-        self.menuBar().addMenu("&Sessions").addAction(review)
+        sessions = self.menuBar().addMenu("&Sessions")
+        sessions.addAction(review)
+        sessions.addSeparator()
+        self.quit_action = quit_action(self, self.quit)
+        sessions.addAction(self.quit_action)
+        self.help = HelpMenu(self, self._page_help, "page")
+        self._quitting = False  # Quit closes the review window too, once this window may close
 
         self.bridge.message.connect(self.show_message)
         self.crash = CrashHandler(self, self.session.revert_all, self.session.log_path)
@@ -88,6 +96,16 @@ class MainWindow(QMainWindow):
 
         self.review_window = open_review_window("", self.db_path)
         self.review_window.show()
+
+    def quit(self) -> None:
+        """Quit: this window closes as its close button would (asking first during a run), then the review."""
+        self._quitting = True
+        self.close()
+
+    def _page_help(self) -> tuple[str, str]:
+        page = self.wizard.currentPage()
+        title = page.title() if page is not None else ""
+        return f"Help: {title or 'nfs-tuner'}", PAGE_HELP.get(title, "")
 
     def check_leftovers(self) -> None:
         """Offer to revert changes an earlier run left behind (call once the loop runs)."""
@@ -114,6 +132,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             self.ask_close()
             return
+        if self._quitting and self.review_window is not None:
+            self.review_window.close()
         self.settings.setValue("mainWindow/geometry", self.saveGeometry())
         self.settings.sync()
         self.bridge.close()

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.knobs.model import Safety
-from app.session import WORKLOADS, RunPreview
-from ui.pages.base import duration
+from app.session import RunPreview
+from app.vocabulary import duration_text, workload_label
+from ui.focus import tab_moves_on
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, emphasize
 
 COLUMNS = ("Host / change", "Where", "Today", "Values to try")
@@ -54,6 +55,8 @@ class RunConfirmation(QDialog):
 
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("confirmChanges")
+        self.tree.setAccessibleName("Changes on each host")
+        tab_moves_on(self.tree)
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setRootIsDecorated(False)
@@ -82,8 +85,7 @@ class RunConfirmation(QDialog):
                 QTreeWidgetItem(top, ["no setting changed here", "", "", ""])
         self.tree.expandAll()
 
-        labels = {w.kind: w.label for w in WORKLOADS}
-        load = _label(f"Load: {', '.join(labels.get(w, w) for w in preview.workloads)} on every client, in test "
+        load = _label(f"Load: {', '.join(workload_label(w) for w in preview.workloads)} on every client, in test "
                       "files on the test mount. Before every trial the page caches are dropped on "
                       f"{', '.join(preview.caches_dropped_on)}.", self, "confirmLoad")  # fmt: skip
         risks = sorted({f"⚠ {c.title}: {c.risk}" for h in preview.hosts for c in h.changes
@@ -98,8 +100,8 @@ class RunConfirmation(QDialog):
         red.setColor(QPalette.ColorRole.WindowText, QColor(ERROR_COLOUR))
         self.async_label.setPalette(red)
         self.async_label.setVisible(bool(preview.async_risk))
-        self.estimate = _label(f"{est.trials} trials, about {duration(est.seconds)} "
-                               f"(at most {duration(est.worst_seconds)}).", self, "confirmEstimate")  # fmt: skip
+        self.estimate = _label(f"{est.trials} trials, about {duration_text(est.seconds)} "
+                               f"(at most {duration_text(est.worst_seconds)}).", self, "confirmEstimate")  # fmt: skip
         emphasize(self.estimate)
 
         buttons = QDialogButtonBox(self)

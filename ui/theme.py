@@ -28,8 +28,8 @@ def palette() -> QPalette:
     return app.palette() if isinstance(app, QApplication) else QPalette()
 
 
-def is_dark() -> bool:
-    return palette().color(QPalette.ColorRole.Window).lightness() < 128
+def is_dark(pal: QPalette | None = None) -> bool:
+    return (pal or palette()).color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def style_plot(widget: pg.PlotWidget, pal: QPalette | None = None) -> None:
@@ -52,10 +52,31 @@ def style_plot(widget: pg.PlotWidget, pal: QPalette | None = None) -> None:
             label.setText(label.text)
 
 
-def client_colour(index: int, count: int) -> QColor:
-    """Distinct hues, lighter on dark backgrounds."""
-    colour = pg.intColor(index, hues=max(count, 8), values=1, maxValue=255 if is_dark() else 200)
-    return QColor(colour)
+# One colour per client, the most distinct first. Picked greedily from an sRGB grid for the
+# largest smallest CIEDE2000 difference (≥ 16 on light, ≥ 17 on dark; tests/ui/test_run_page.py),
+# each at WCAG contrast ≥ 3 against the plot's background, never grey (the sum's colour) and
+# ≥ 18 from the usual selection blues (the rolling mean is drawn in the palette's Highlight).
+# Both lists start red, green, magenta.
+CLIENT_COLOURS_LIGHT = ("#f00000", "#3c8700", "#ff00e1", "#4b0fd2", "#694b00", "#872d4b", "#b4874b", "#009687",
+                        "#c37887", "#005a3c", "#8769b4", "#004b78", "#872d0f", "#b400a5", "#e1005a", "#5a3c69")
+CLIENT_COLOURS_DARK = ("#ff0000", "#009600", "#f000d2", "#a57800", "#d2e100", "#00d2b4", "#ff96a5", "#c3a5ff",
+                       "#ffb478", "#00ff4b", "#a5a569", "#ff0069", "#009696", "#b4785a", "#8769f0", "#a578a5")
+
+
+def client_colour(index: int, pal: QPalette | None = None) -> QColor:
+    """The ``index``-th client's colour for ``pal``'s background (past 16 they repeat; the legend names them)."""
+    colours = CLIENT_COLOURS_DARK if is_dark(pal) else CLIENT_COLOURS_LIGHT
+    return QColor(colours[index % len(colours)])
+
+
+REFERENCE_FONT_PX = 13.0  # a default desktop font's pixel size: lines get wider only above it
+
+
+def line_width(weight: float, device_pixel_ratio: float, font_px: float) -> int:
+    """A cosmetic pen's width in device pixels for a line of ``weight`` logical pixels at the
+    reference font: cosmetic widths are device pixels, so a 1 at 2× would be a hairline."""
+    scale = max(1.0, font_px / REFERENCE_FONT_PX) * max(1.0, device_pixel_ratio)
+    return max(1, round(weight * scale))
 
 
 def mix(a: QColor, b: QColor, f: float) -> QColor:

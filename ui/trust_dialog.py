@@ -26,6 +26,7 @@ class TrustDialog(QDialog):
         text.setWordWrap(True)
         self.fingerprint = QLineEdit(key.fingerprint, self)
         self.fingerprint.setObjectName("fingerprint")
+        self.fingerprint.setAccessibleName(f"Fingerprint of {host}'s host key")
         self.fingerprint.setReadOnly(True)
         self.fingerprint.setMinimumWidth(460)
         font = self.fingerprint.font()

@@ -14,6 +14,7 @@ from app.commands.common import ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
 from app.facts import HostFacts
 from app.hosts import HostPool, SshSettings, UnknownHostKey
+from app.vocabulary import memory_text
 
 
 def register(subparsers: Any) -> None:
@@ -121,12 +122,6 @@ def to_json(r: Discovery) -> dict[str, Any]:
     return out
 
 
-def _size(kib: int | None) -> str:
-    if kib is None:
-        return "?"
-    return f"{kib / 1024 / 1024:.1f} GiB" if kib >= 1024 * 1024 else f"{kib // 1024} MiB"
-
-
 def summary(f: HostFacts, seconds: float) -> str:
     """A readable block per host, the things an admin checks first."""
     roles = ", ".join(f.roles) or "no NFS role seen"
@@ -134,7 +129,7 @@ def summary(f: HostFacts, seconds: float) -> str:
         f"{f.host} ({f.hostname}): {f.os.pretty_name or f.os.name or 'unknown OS'}, "
         f"kernel {f.kernel or '?'} {f.arch}  [{roles}; {f.privilege or '?'} as {f.user or '?'}]"
         f"  ({seconds:.2f} s)",
-        f"  CPUs {f.cpu_count or '?'}, RAM {_size(f.mem_total_kb)}, nfs-utils "
+        f"  CPUs {f.cpu_count or '?'}, RAM {memory_text(f.mem_total_kb)}, nfs-utils "
         f"{f.nfs_utils_version or '?'}, python3 {f.python3.version or 'MISSING'}",
     ]
     for nic in f.nics:

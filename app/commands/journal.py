@@ -16,6 +16,7 @@ from app.knobs.model import KnobError
 from app.paths import resolve_db_path
 from app.store import Store, StoreError
 from app.store.records import JournalEntry
+from app.vocabulary import knob_value_text
 
 
 def register(subparsers: Any) -> None:
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 def describe(e: JournalEntry) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.created_at))
-    return f"#{e.id:<5} {when}  {e.host:<16} {e.knob:<18} {e.target:<40} {e.old_value!s:>10} → {e.new_value!s:<10} {e.state.value}"
+    return f"#{e.id:<5} {when}  {e.host:<16} {e.knob:<18} {e.target:<40} {knob_value_text(e.knob, e.old_value):>10} → {knob_value_text(e.knob, e.new_value):<10} {e.state.value}"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -82,7 +83,7 @@ async def _connected(action: str, store: Store, entries: list[JournalEntry], set
         for e in entries:  # revert, newest first
             try:
                 await recovery.revert_entry(store, pool, e)
-                print(f"reverted #{e.id}: {e.knob} on {e.host} is {e.old_value} again")
+                print(f"reverted #{e.id}: {e.knob} on {e.host} is {knob_value_text(e.knob, e.old_value)} again")
             except (KnobError, HostError) as exc:
                 print(f"nfs-tuner: #{e.id}: {exc}", file=sys.stderr)
                 rc = 1

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
 from app.paths import resolve_db_path
-from app.recommend.evidence import config_text
-from app.recommend.units import figure_text
 from app.report.session_data import (
     load_session_data,
     objective_views,
@@ -26,6 +23,7 @@ from app.store.errors import NotFoundError, StoreError
 from app.store.records import TrialRecord
 from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
+from app.vocabulary import config_text, date_text, figure_text, percent_text
 
 
 def register(subparsers: Any) -> None:
@@ -68,10 +66,6 @@ def _open(args: argparse.Namespace, *, readonly: bool) -> Store:
     return Store(resolve_db_path(getattr(args, "db", None)), readonly=readonly)
 
 
-def _date(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
-
-
 def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     db = resolve_db_path(getattr(args, "db", None))
@@ -86,7 +80,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
             rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
                 views, _ = objective_views(store, s.id, telemetry=False)
-                rows.append({"id": s.id, "created": s.created, "date": _date(s.created), "hosts": list(s.hosts),
+                rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit}
                                              for v in views},
@@ -110,15 +104,15 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
-def _share(value: Any) -> float:
+def _share(value: Any) -> float | None:
     """A summary's share (cv, dip) as a number: a summary may hold null (or, from elsewhere, anything)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _trial_line(t: TrialRecord) -> str:
     fig, mean = trial_figures(t), trial_mean(t)
-    figure = f"{trial_figure_text(t)} cv {_share(fig.get('cv')):.1%} dip {_share(fig.get('deepest_dip')):.0%}" \
-        if mean is not None else "no summary"
+    figure = (f"{trial_figure_text(t)} cv {percent_text(_share(fig.get('cv')))} "
+              f"dip {percent_text(_share(fig.get('deepest_dip')))}") if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""
     return f"  #{t.id:<5} {t.state.value:<8} {workload_kind(t.workload):<12} {config_text(t.config)}: {figure}{reason}"
 
@@ -150,7 +144,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                    "snippets": snippets}, out, indent=2)  # fmt: skip
         out.write("\n")
         return 0
-    out.write(f"Session {session.id}  {_date(session.created)}  {session.state.value}  "
+    out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
               f"hosts {', '.join(session.hosts) or '-'}\n")
     if session.origin:
         out.write(f"  {session.origin}\n")

@@ -19,13 +19,13 @@ from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
 from app.paths import resolve_db_path
-from app.recommend.units import figure_text
 from app.runner import ENGINES
 from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
 from app.session.plan import plan_problems
 from app.store import Store
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
+from app.vocabulary import config_text, duration_text, figure_text
 from experiments.workloads import MIB
 
 DEFAULTS = PlanChoices()
@@ -122,15 +122,15 @@ class _Printer:
         if self.quiet:
             return
         if isinstance(event, Progress):
-            eta = "" if event.eta_s is None else f", ETA {int(event.eta_s // 60)}m{int(event.eta_s % 60):02d}s"
+            eta = "" if event.eta_s is None else f", about {duration_text(event.eta_s)} left"
             width = 24
             filled = int(width * event.done / event.total) if event.total else 0
             line = f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} trials{eta}"
             self.out.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
         elif isinstance(event, TrialFinished):
-            config = " ".join(f"{k}={v}" for k, v in event.config.items())
             what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
-            self.out.write(("\r\x1b[K" if self.tty else "") + f"trial {event.trial_id} {event.workload} {config}: {what}\n")
+            line = f"trial {event.trial_id} {event.workload} {config_text(event.config)}: {what}"
+            self.out.write(("\r\x1b[K" if self.tty else "") + line + "\n")
         elif isinstance(event, Message):
             self.out.write(("\r\x1b[K" if self.tty else "") + f"{event.level.value}: {event.text} {event.detail}\n")
         elif isinstance(event, SweepFinished) and self.tty:

@@ -92,7 +92,7 @@ class ChangeJournal:
     async def apply(self, host: str, target: Target, value: Value) -> Applied:
         problem = target.spec.validity.problem(value) if target.spec.name != "test_mount" else None
         if problem:
-            raise InvalidValue(f"{target.spec.title} on {host}: {problem}")
+            raise InvalidValue(f"{target.spec.name} on {host}: {problem}")
         conn = self.pool[host]
         priv = await conn.privilege()
         if not priv.can_change:

@@ -11,6 +11,9 @@ the command line (``--knob NAME=V1,V2``) and on the Plan page. The rules:
   is 4096 KiB, ``32K`` of rsize is 32768 bytes. A bare number is in the knob's unit.
 - Choice knobs take one of their choices (case does not matter).
 - Then the catalog's Validity decides (ranges, allowed sizes), with its reason.
+
+Values are printed back (``app.vocabulary.knob_value_text``) as plain decimals in the
+knob's unit, which this parser reads back to the same value.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def parse_size(text: str, unit_bytes: int = 1) -> int | None:
 
 
 def _example(spec: KnobSpec) -> str:
-    return ", ".join(format_value(spec.name, v) for v in spec.default_sweep[:2]) or "a value"
+    return ", ".join(str(v) for v in spec.default_sweep[:2]) or "a value"
 
 
 def parse_value(knob: str, text: str) -> Value:
@@ -99,21 +102,7 @@ def parse_values(knob: str, text: str) -> tuple[Value, ...]:
             raise BadValue(knob, "an empty value between commas (or a comma at the end); remove it")
         value = parse_value(knob, item)
         if value in values:
-            raise BadValue(knob, f"{format_value(knob, value)} is listed twice")
+            raise BadValue(knob, f"{value} is listed twice")
         values.append(value)
     return tuple(values)
 
-
-def format_value(knob: str, value: object) -> str:
-    """A value as parse_value reads it back: sizes in bytes as 32K or 1M, everything else as is."""
-    spec = SPECS.get(knob)
-    if spec is not None and spec.unit == "bytes" and isinstance(value, int) and not isinstance(value, bool):
-        if value >= 1 << 20 and value % (1 << 20) == 0:
-            return f"{value >> 20}M"
-        if value >= 1 << 10 and value % (1 << 10) == 0:
-            return f"{value >> 10}K"
-    return str(value)
-
-
-def format_values(knob: str, values: tuple[object, ...] | list[object]) -> str:
-    return ", ".join(format_value(knob, v) for v in values)

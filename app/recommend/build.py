@@ -27,7 +27,7 @@ from app.recommend.model import (
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
-from app.recommend.units import BYTES, figure_text, unit_of
+from app.vocabulary import BYTES, config_text, figure_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
@@ -205,7 +205,7 @@ def recommend_objective(
     if best is not chosen and (changed or best.throughput.n < MIN_RUNS):
         lines.append(_why_not_top(best, chosen, verdict, unit))
     if runner_up is not None:
-        lines.append(f"Runner-up, within the noise of it: {ev.config_text(runner_up.config)} "
+        lines.append(f"Runner-up, within the noise of it: {config_text(runner_up.config)} "
                      f"({figure_text(runner_up.sustainable.mean, unit)}); either will do.")
     lines.append(ev.stability_text(chosen, unit))
     if unit == BYTES:
@@ -252,7 +252,7 @@ def _runner_up(ranking: Sequence[ConfigResult], chosen: ConfigResult, base_key: 
 
 
 def _why_not_top(best: ConfigResult, chosen: ConfigResult, verdict: Choice, unit: str) -> str:
-    top = f"{ev.config_text(best.config)} ranks first ({figure_text(best.sustainable.mean, unit)})"
+    top = f"{config_text(best.config)} ranks first ({figure_text(best.sustainable.mean, unit)})"
     if best.throughput.n < MIN_RUNS:
         return (f"{top} but was kept from only {best.throughput.n} run(s): too few to recommend; "
                 "a further sweep should repeat it.")
@@ -309,7 +309,7 @@ def recommend(
         if link is not None and cache_answered(figs.mean, link, measured=True):  # Ceilings hold measured figures
             excluded.append(ExcludedTrial(
                 trial.id, dict(trial.config), trial.state.value,
-                f"{ev.mbps(figs.mean)} is beyond the network ceiling of {ev.mbps(link)}: a cache answered",
+                f"{figure_text(figs.mean)} is beyond the network ceiling of {figure_text(link)}: a cache answered",
             ))
             continue
         by_objective.setdefault(objective, []).append(figs)

@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.vocabulary import percent_text
 from experiments.statistics import incomplete_beta, t_cdf, t_quantile
 
 MIN_RUNS = 2  # kept runs a configuration needs before it can be recommended
@@ -171,5 +172,5 @@ def choose(
     winners = [k for k in order if k in judged and judged[k].beyond_noise]
     rule = (f"the highest-ranked configuration whose gain over the current settings is beyond the run-to-run "
             f"noise: {len(tests)} candidate(s) with ≥ {MIN_RUNS} runs each tested against them (one-sided t, "
-            f"Holm-corrected, {confidence:.0%}; noise pooled over {pool_df} degree(s) of freedom)")
+            f"Holm-corrected, {percent_text(confidence)}; noise pooled over {pool_df} degree(s) of freedom)")
     return Choice(winners[0] if winners else None, judged, pool_df, rule, groups, pool)

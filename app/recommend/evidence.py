@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Layer
 from app.recommend.telemetry import TelemetryDigest
-from app.recommend.units import BYTES, figure_text
+from app.vocabulary import BYTES, change_text, config_text, figure_text, gain_text, knob_value_text, percent_text
 
 ASYNC_RISK = (
     "Risk of async: the server acknowledges writes before they reach its disk; if the "
@@ -22,25 +22,9 @@ NO_WAIT = 0.01
 ALL_ENQUEUED = 0.99
 
 
-def mbps(bps: float) -> str:
-    return f"{bps / 1e6:.1f} MB/s"
-
-
-def pct(x: float) -> str:
-    return f"{x * 100:.0f} %" if abs(x) >= 0.095 else f"{x * 100:.1f} %"
-
-
-def config_text(config: dict[str, object]) -> str:
-    return ", ".join(f"{k}={config[k]}" for k in sorted(config)) or "(no knobs)"
-
-
-def gain_text(gain: Gain) -> str:
-    """'+18 % ± 3 %' (or '+18 %, one run each: no interval')."""
-    sign = "+" if gain.rel >= 0 else "−"
-    if gain.rel_low is None or gain.rel_high is None:
-        return f"{sign}{pct(abs(gain.rel))} (too few runs for an interval)"
-    half = (gain.rel_high - gain.rel_low) / 2
-    return f"{sign}{pct(abs(gain.rel))} ± {pct(half)}"
+def _gain(gain: Gain) -> str:
+    """'+18 % ± 3 %' (or '+18 % (too few runs for an interval)')."""
+    return gain_text(gain.rel, gain.rel_low, gain.rel_high)
 
 
 def headline(objective: str, best: ConfigResult, unit: str = BYTES, *, what: str = "Best") -> str:
@@ -58,8 +42,8 @@ def versus_baseline(best: ConfigResult, baseline: ConfigResult | None, gain: Gai
         return "The current (baseline) configuration is already the best one measured: keep it."
     base = f"the current settings {config_text(baseline.config)} ({figure_text(baseline.sustainable.mean, unit)})"
     if changed:
-        return f"Against {base}: {gain_text(gain)}, beyond the run-to-run noise."
-    return (f"Against {base}: {gain_text(gain)}, which is within the run-to-run noise: "
+        return f"Against {base}: {_gain(gain)}, beyond the run-to-run noise."
+    return (f"Against {base}: {_gain(gain)}, which is within the run-to-run noise: "
             "keep the current settings.")
 
 
@@ -76,26 +60,26 @@ def threads_sentence(
     change = _changed(best, baseline, "nfsd_threads")
     if change is None:
         return None
-    old, new = change
-    added = f" and added {gain_text(gain).lstrip('+')}" if gain is not None else ""
+    old, new = (knob_value_text("nfsd_threads", v) for v in change)
+    added = f" and added {_gain(gain).lstrip('+')}" if gain is not None else ""
     before = base_tel.waiting_share if base_tel else None
     after = best_tel.waiting_share if best_tel else None
     if before is None or after is None:
-        return (f"nfsd threads {old} → {new}{added}; no pool_stats telemetry was recorded "
+        return (f"{change_text('nfsd_threads', old, new)}{added}; no pool_stats telemetry was recorded "
                 "to show whether requests waited for a thread.")
     no_woken = (base_tel is None or base_tel.woken_per_s is None) and (best_tel is None or best_tel.woken_per_s is None)
     if no_woken and before >= ALL_ENQUEUED and after >= ALL_ENQUEUED:
-        return (f"nfsd threads {old} → {new}{added}. This server's `pool_stats` counts every request as "
+        return (f"{change_text('nfsd_threads', old, new)}{added}. This server's `pool_stats` counts every request as "
                 "enqueued (kernels since 4.0 queue each one) and no threads-woken figure was recorded, so it "
                 "cannot show whether requests waited for a thread.")
     if before < NO_WAIT:
-        return (f"`pool_stats` shows almost no requests waiting at {old} threads ({pct(before)}); "
+        return (f"`pool_stats` shows almost no requests waiting at {old} threads ({percent_text(before)}); "
                 f"{new} threads{added or ' changed little'} — the gain is not from thread waits.")
     if after >= before:
-        return (f"`pool_stats` shows {pct(before)} of requests waiting for a thread at {old} threads and "
-                f"{pct(after)} at {new}: the thread count did not shorten the wait{added}.")
-    effect = "removed the wait" if after < NO_WAIT else f"cut the wait to {pct(after)} of requests"
-    return (f"`pool_stats` shows requests waiting at {old} threads ({pct(before)} of requests found "
+        return (f"`pool_stats` shows {percent_text(before)} of requests waiting for a thread at {old} threads and "
+                f"{percent_text(after)} at {new}: the thread count did not shorten the wait{added}.")
+    effect = "removed the wait" if after < NO_WAIT else f"cut the wait to {percent_text(after)} of requests"
+    return (f"`pool_stats` shows requests waiting at {old} threads ({percent_text(before)} of requests found "
             f"no free thread); {new} threads {effect}{added}.")
 
 
@@ -104,11 +88,11 @@ def stability_change(best: ConfigResult, baseline: ConfigResult, unit: str = BYT
     knobs = [k for k in ("rsize", "wsize", "read_ahead_kb", "nconnect") if _changed(best, baseline, k)]
     if not knobs:
         return None
-    changes = ", ".join(f"{k} {baseline.config[k]} → {best.config[k]}" for k in knobs)
+    changes = ", ".join(change_text(k, baseline.config[k], best.config[k]) for k in knobs)
     a, b = baseline.stability, best.stability
-    return (f"{changes}: deepest dip {pct(a.deepest_dip)} → {pct(b.deepest_dip)}, "
+    return (f"{changes}: deepest dip {percent_text(a.deepest_dip)} → {percent_text(b.deepest_dip)}, "
             f"p5 floor {figure_text(a.p5_floor, unit)} → {figure_text(b.p5_floor, unit)}, "
-            f"median CV {pct(a.median_cv)} → {pct(b.median_cv)}.")
+            f"median CV {percent_text(a.median_cv)} → {percent_text(b.median_cv)}.")
 
 
 def stripe_cache_sentence(
@@ -117,48 +101,48 @@ def stripe_cache_sentence(
     change = _changed(best, baseline, "stripe_cache_size")
     if change is None:
         return None
-    old, new = change
+    what = change_text("stripe_cache_size", *change)
     if base_tel is None or best_tel is None or base_tel.disk_util is None or best_tel.disk_util is None:
-        return f"md stripe_cache_size {old} → {new} (no disk utilisation telemetry recorded)."
-    return (f"md stripe_cache_size {old} → {new}: the array's disks were busy "
-            f"{pct(base_tel.disk_util)} → {pct(best_tel.disk_util)} of the time.")
+        return f"md {what} (no disk utilisation telemetry recorded)."
+    return (f"md {what}: the array's disks were busy "
+            f"{percent_text(base_tel.disk_util)} → {percent_text(best_tel.disk_util)} of the time.")
 
 
 def stability_text(result: ConfigResult, unit: str = BYTES) -> str:
     if unit != BYTES:  # phased work is timed whole: its figure has no within-run samples to spread
         t = result.throughput
-        spread = pct(t.stddev / t.mean) if t.n > 1 and t.mean else "unknown (one run)"
+        spread = percent_text(t.stddev / t.mean) if t.n > 1 and t.mean else "unknown (one run)"
         return (f"Run-to-run spread over {t.n} run(s): {spread}; each run's figure is the operations of all its "
                 "phases over their time.")
     s = result.stability
-    return (f"Stability over {result.throughput.n} run(s): median CV {pct(s.median_cv)}, "
-            f"p5 floor {figure_text(s.p5_floor, unit)}, deepest dip {pct(s.deepest_dip)}, "
+    return (f"Stability over {result.throughput.n} run(s): median CV {percent_text(s.median_cv)}, "
+            f"p5 floor {figure_text(s.p5_floor, unit)}, deepest dip {percent_text(s.deepest_dip)}, "
             f"{s.dips:g} dip(s) per run.")
 
 
 def ceiling_text(share: CeilingShare, ceilings: Ceilings, server: TelemetryDigest | None) -> str:
     parts: list[str] = []
     if share.network is not None and ceilings.network_bps:
-        parts.append(f"{pct(share.network)} of the network ceiling ({mbps(ceilings.network_bps)}, "
+        parts.append(f"{percent_text(share.network)} of the network ceiling ({figure_text(ceilings.network_bps)}, "
                      f"TCP test × {ceilings.clients} client(s))")
     if share.disk is not None:
-        parts.append(f"{pct(share.disk)} of the server disk's local throughput")
+        parts.append(f"{percent_text(share.disk)} of the server disk's local throughput")
     reached = ("It reaches " + " and ".join(parts) + ". ") if parts else "No ceilings were measured. "
     if share.layer == Layer.NETWORK:
         return reached + "The network limits: more NFS tuning cannot go much higher."
     if share.layer == Layer.SERVER_DISK:
-        busy = (f" (its devices were busy {pct(server.disk_util)} of the time)"
+        busy = (f" (its devices were busy {percent_text(server.disk_util)} of the time)"
                 if server is not None and server.disk_util is not None else "")
         return reached + f"The server disk limits{busy}."
     if share.layer == Layer.NFS_CPU:
-        cpu = (f" server CPU was {pct(server.cpu_busy)} busy."
+        cpu = (f" server CPU was {percent_text(server.cpu_busy)} busy."
                if server is not None and server.cpu_busy is not None else "")
         return reached + "Neither ceiling is near: the NFS path itself (threads, RPC round trips, CPU) limits." + cpu
     return reached.strip()
 
 
 def async_text(best_async: ConfigResult, best_sync: ConfigResult, gain: Gain | None, unit: str = BYTES) -> str:
-    diff = gain_text(gain) if gain is not None else "an unknown difference"
+    diff = _gain(gain) if gain is not None else "an unknown difference"
     noise = "" if gain is None or gain.beyond_noise else " (within the run-to-run noise)"
     return (f"async ({config_text(best_async.config)}, {figure_text(best_async.sustainable.mean, unit)}) against "
             f"the best sync configuration ({config_text(best_sync.config)}, "

@@ -1,6 +1,6 @@
 """The recommendation as typed, frozen records that serialise to plain JSON.
 
-Figures are in the objective's unit (app.recommend.units): bytes per second for the
+Figures are in the objective's unit (app.vocabulary.unit_of): bytes per second for the
 streaming objectives, file operations per second for small files, tree and directory
 scaling. The field names say "throughput" for both.
 """

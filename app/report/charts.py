@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 
 from app.recommend.objectives import objective_of
-from app.report.formatting import config_text
 from app.recommend.ranking import config_key
 from app.report.session_data import trial_mean, workload_kind
 from app.report.svg import CiPoint, Series, ci_chart, colour, line_chart
 from app.store.records import TrialRecord
 from app.store.sample_blocks import SampleArrays
 from app.store.states import TrialState
+from app.vocabulary import BYTES, OPS, config_text, knob_value_text, unit_of, unit_word
 from experiments.statistics import estimate
 
 
@@ -43,7 +43,7 @@ def over_time_charts(trials: Sequence[TrialRecord], samples: SampleArrays) -> li
             series.append(Series(label, x, y, c))
         if any(len(s.x) for s in series):
             charts.append(line_chart(series, title=f"{kind}: throughput over time, every trial",
-                                     x_label="seconds since the trial's start", y_label="MB/s", y_scale=1e6))
+                                     x_label="seconds since the trial's start", y_label=unit_word(BYTES), y_scale=1e6))
     return charts
 
 
@@ -68,7 +68,7 @@ def knob_points(trials: Sequence[TrialRecord], objective: str, knob: str) -> lis
     for label in sorted(groups, key=lambda k: _sort_key(raw[k])):
         e = estimate(groups[label])
         finite = np.isfinite(e.half_width)
-        points.append(CiPoint(label, e.mean, e.low if finite else None, e.high if finite else None, e.n))
+        points.append(CiPoint(knob_value_text(knob, raw[label]), e.mean, e.low if finite else None, e.high if finite else None, e.n))
     return points
 
 
@@ -80,6 +80,8 @@ def knob_charts(trials: Sequence[TrialRecord], knobs: Sequence[str]) -> list[str
             points = knob_points(trials, objective, knob)
             if len(points) < 2:
                 continue
+            unit = unit_of(objective)
             charts.append(ci_chart(points, title=f"{objective}: throughput against {knob} (mean, 95 % CI)",
-                                   x_label=knob, y_label="MB/s", y_scale=1e6, line_colour=colour(i)))
+                                   x_label=knob, y_label=unit_word(unit), y_scale=1.0 if unit == OPS else 1e6,
+                                   line_colour=colour(i)))
     return charts

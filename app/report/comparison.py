@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.recommend.evidence import config_text
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key
 from app.report.session_data import ok_means
 from app.store.records import TrialRecord
+from app.vocabulary import config_text, unit_of
 from experiments.statistics import Comparison, compare, estimate
 
 
@@ -35,11 +35,15 @@ class ComparisonRow:
     config_b: dict[str, Any] | None
     a: Side
     b: Side
-    diff: float | None  # B − A, bytes/s
+    diff: float | None  # B − A, in the objective's unit (app.vocabulary.unit_of)
     rel: float | None  # diff / A
     low: float | None  # the difference's interval (None: too few runs)
     high: float | None
     beyond_noise: bool | None  # None: one side missing
+
+    @property
+    def unit(self) -> str:
+        return unit_of(self.objective)
 
     @property
     def verdict(self) -> str:

@@ -17,7 +17,6 @@ from typing import Any
 
 from app import __version__
 from app.report.charts import knob_charts, over_time_charts
-from app.report.formatting import ci_text, config_text, date_text, ops_text, pct, value_text
 from app.report.session_data import (
     SessionData,
     load_session_data,
@@ -26,9 +25,22 @@ from app.report.session_data import (
     trial_ops,
     workload_kind,
 )
+from app.report.config_advice import ConfigAdvice, config_advice
+from app.report.severity import LEGEND, SYMBOL, Mark, journal_mark, snippet_mark, trial_mark, trial_warnings
 from app.report.tables import workload_table
 from app.store.sample_blocks import SampleArrays
 from app.store.store import Store
+from app.vocabulary import (
+    OPS,
+    config_text,
+    data_text,
+    date_text,
+    figure_text,
+    interval_text,
+    knob_value_text,
+    memory_text,
+    percent_text,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -40,8 +52,12 @@ table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;pad
 th{background:#eef3f8;text-align:center}td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.meta th{text-align:left;background:none;border:none;padding-right:16px}table.meta td{border:none}
 pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow-x:auto;font:12px/1.35 'DejaVu Sans Mono',monospace}
-.chosen{font-size:16px;font-weight:bold}.warn{color:#a02020}.muted{color:#666}
+.chosen{font-size:16px;font-weight:bold}.muted{color:#666}
+.warn{color:#8a4b00}.error{color:#b00020;font-weight:bold}tr.warn td{background:#fff3dc}tr.error td{background:#fde4e4}
+.step{border-left:3px solid #bbb;padding-left:8px;color:#333}ul.legend{list-style:none;padding-left:0}
 .badge{display:inline-block;padding:0 6px;border-radius:3px;background:#e8e8e8;font-size:12px}
+.badge.recommended{background:#d4edd4;font-weight:bold}
+section.recommended{border-left:4px solid #2e7d32;padding-left:12px}section.alternative{padding-left:16px}
 svg.chart{display:block;margin:8px 0;font:11px 'DejaVu Sans',Arial,sans-serif}
 svg.chart text.legend{font-size:11px}
 """
@@ -51,12 +67,14 @@ def _e(value: Any) -> str:
     return escape(str(value), quote=True)
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Iterable[int] = (), cls: str = "") -> str:
+def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Iterable[int] = (), cls: str = "",
+           marks: Sequence[Mark] = ()) -> str:
+    """``marks``: each row's severity (app.report.severity), its CSS class."""
     nums = set(numeric)
     out = [f'<table class="{_e(cls)}">' if cls else "<table>",
            "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
-    for r in rows:
-        out.append("<tr>" + "".join(
+    for i, r in enumerate(rows):
+        out.append((f'<tr class="{marks[i]}">' if i < len(marks) else "<tr>") + "".join(
             f'<td class="num">{_e(v)}</td>' if i in nums else f"<td>{_e(v)}</td>" for i, v in enumerate(r)) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
@@ -76,13 +94,13 @@ def _meta(data: SessionData) -> str:
 
 
 def results_table(data: SessionData) -> str:
-    """Configuration rows × workload columns (MB/s ± CI, ops/s), like the bonnie++ tables."""
+    """Configuration rows × workload columns (the mean ± CI, ops/s), like the bonnie++ tables."""
     table = workload_table(data.trials)
     if not table.workloads:
         return "<p>No trial finished ok: there is nothing to tabulate.</p>"
     head1 = "<tr><th rowspan=\"2\">Configuration</th>" + "".join(
         f'<th colspan="2">{_e(w)}</th>' for w in table.workloads) + "</tr>"
-    head2 = "<tr>" + "<th>MB/s</th><th>ops/s</th>" * len(table.workloads) + "</tr>"
+    head2 = "<tr>" + "<th>Mean (95 % CI)</th><th>ops/s</th>" * len(table.workloads) + "</tr>"
     rows = []
     for i, config in enumerate(table.configs):
         cells = [f"<td>{_e(config_text(config))}</td>"]
@@ -91,9 +109,8 @@ def results_table(data: SessionData) -> str:
             if c is None:
                 cells.append('<td class="num">—</td><td class="num">—</td>')
                 continue
-            ci = f" ± {c.mbps_half_width:.1f}" if c.mbps_half_width is not None else ""
-            cells.append(f'<td class="num" title="{c.n} run(s)">{c.mbps:.1f}{_e(ci)}</td>'
-                         f'<td class="num">{_e(ops_text(c.ops))}</td>')
+            cells.append(f'<td class="num" title="{c.n} run(s)">{_e(interval_text(c.mean, c.half_width, c.unit))}</td>'
+                         f'<td class="num">{_e(figure_text(c.ops, OPS))}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f'<table class="results">{head1}{head2}{"".join(rows)}</table>' \
            '<p class="muted">Mean over the ok runs of each configuration, ± the 95 % confidence interval.</p>'
@@ -111,10 +128,8 @@ def _recommendations(data: SessionData) -> str:
             out.append(f'<p class="warn">⚠ {_e(w)}</p>')
         out.append(_table(
             ("Rank", "Configuration", "Sustainable", "Mean", "Runs", "Median CV", "Deepest dip", "Trials"),
-            [(r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width, o.unit),
-              ci_text(r.mean, r.half_width, o.unit), r.n,
-              pct(r.median_cv) if r.median_cv is not None else "—",
-              pct(r.deepest_dip) if r.deepest_dip is not None else "—",
+            [(r.rank, config_text(r.config), interval_text(r.sustainable, r.sustainable_half_width, o.unit),
+              interval_text(r.mean, r.half_width, o.unit), r.n, percent_text(r.median_cv), percent_text(r.deepest_dip),
               ", ".join(f"#{t}" for t in r.trial_ids)) for r in o.ranking],
             numeric=(0, 2, 3, 4, 5, 6), cls="ranking"))
     if data.excluded:
@@ -125,19 +140,37 @@ def _recommendations(data: SessionData) -> str:
     return "\n".join(out)
 
 
+def _advice(advice: ConfigAdvice) -> str:
+    """Which of several recommended configurations to apply: the rule, then one line per configuration."""
+    if not advice.rule:
+        return ""
+    items = "".join(f"<li><strong>{_e(', '.join(a.group.objectives))}</strong> ({_e(config_text(a.group.config))}): "
+                    f"{_e(a.words)}</li>" for a in advice.groups)
+    return f'<h3 id="which">Which configuration to apply</h3><p>{_e(advice.rule)}</p><ul class="advice">{items}</ul>'
+
+
 def _snippets(data: SessionData) -> str:
-    out = []
-    for g in data.snippet_groups:
-        out.append(f"<h3>For {_e(', '.join(g.objectives))}: {_e(config_text(g.config))}</h3>")
+    advice = config_advice(data)
+    if advice is None:
+        return "<p>No snippets: there is no recommendation.</p>"
+    out = [_advice(advice)]
+    for a in advice.groups:
+        g, kind = a.group, "recommended" if a.recommended else "alternative"
+        out.append(f'<section class="group {kind}"><h3>For {_e(", ".join(g.objectives))}: {_e(config_text(g.config))} '
+                   f'<span class="badge {kind}">{_e(a.badge)}</span></h3>')
+        if not advice.rule:  # one configuration for every objective: say so beside it
+            out.append(f'<p class="muted">{_e(a.words)}</p>')
         if g.error:
-            out.append(f'<p class="warn">{_e(g.error)}</p>')
+            out.append(f'<p class="warn">⚠ {_e(g.error)}</p>')
         for s in g.snippets:
             role = f' <span class="badge">{_e(s.host_role)}</span>' if s.host_role else ""
             out.append(f"<h4>{_e(s.title)} → <code>{_e(s.target)}</code>{role}</h4>")
-            if s.safety:
-                out.append(f'<p class="warn">⚠ {_e(s.safety)}</p>')
+            if s.safety:  # a risk is a warning; how to apply it (remount, exportfs -ra) is a plain step
+                mark = snippet_mark(s)
+                out.append(f'<p class="{"warn" if mark == "warn" else "step"}">{SYMBOL[mark]}{_e(s.safety)}</p>')
             out.append(f'<pre class="snippet">{_e(s.text)}</pre>')
-    return "\n".join(out) or "<p>No snippets: there is no recommendation.</p>"
+        out.append("</section>")
+    return "\n".join(out)
 
 
 def _safety(data: SessionData) -> str:
@@ -155,14 +188,14 @@ def _facts_summary(facts: Any) -> list[tuple[str, str]]:
     os_name = facts.get("os", {}).get("pretty_name") if isinstance(facts.get("os"), Mapping) else None
     rows = [("Hostname", facts.get("hostname")), ("OS", os_name), ("Kernel", facts.get("kernel")),
             ("CPUs", facts.get("cpu_count")),
-            ("Memory", f"{facts['mem_total_kb'] / 1024**2:.1f} GiB" if isinstance(facts.get("mem_total_kb"), int | float) else None),
+            ("Memory", memory_text(facts["mem_total_kb"]) if isinstance(facts.get("mem_total_kb"), int | float) else None),
             ("nfs-utils", facts.get("nfs_utils_version"))]
     nics = [n for n in facts.get("nics") or [] if isinstance(n, Mapping) and n.get("name") != "lo"]
     if nics:
-        rows.append(("NICs", "; ".join(f"{n.get('name')} mtu {n.get('mtu')} {value_text(n.get('addresses'))}" for n in nics)))
+        rows.append(("NICs", "; ".join(f"{n.get('name')} mtu {n.get('mtu')} {data_text(n.get('addresses'))}" for n in nics)))
     exports = [e for e in facts.get("exports") or [] if isinstance(e, Mapping)]
     if exports:
-        rows.append(("Exports", "; ".join(f"{e.get('path')} {e.get('client')}({value_text(e.get('options'))})"
+        rows.append(("Exports", "; ".join(f"{e.get('path')} {e.get('client')}({data_text(e.get('options'))})"
                                           for e in exports)))
     md = [m for m in facts.get("md_arrays") or [] if isinstance(m, Mapping)]
     if md:
@@ -190,19 +223,31 @@ def _host_facts(data: SessionData) -> str:
     return "\n".join(out)
 
 
+def _legend() -> str:
+    return '<p class="muted">The colours in this report:</p><ul class="legend">' + "".join(f'<li class="{m}">{_e(words)}</li>' for m, words in LEGEND) + "</ul>"
+
+
 def _journal(data: SessionData) -> str:
     if not data.journal:
         return "<p>No host change was recorded.</p>"
-    return _table(("When", "Host", "Knob", "Target", "Old", "New", "State", "Detail"),
-                  [(date_text(j.created_at), j.host, j.knob, j.target, value_text(j.old_value),
-                    value_text(j.new_value), j.state.value, j.detail) for j in data.journal], cls="journal")
+    marks = [journal_mark(j) for j in data.journal]
+    flagged = {m: marks.count(m) for m in ("warn", "error") if m in marks}
+    said = "; ".join(f"{n} marked {SYMBOL[m].strip()}" for m, n in flagged.items())
+    head = (f"<p>{len(marks)} change(s): " + (f"{marks.count('routine')} applied and put back as planned; {_e(said)}."
+            if flagged else "each applied and put back as planned.") + "</p>")
+    return head + _table(("When", "Host", "Knob", "Target", "Old", "New", "State", "Detail"),
+                         [(date_text(j.created_at), j.host, j.knob, j.target, knob_value_text(j.knob, j.old_value),
+                           knob_value_text(j.knob, j.new_value), SYMBOL[m] + j.state.value, j.detail)
+                          for j, m in zip(data.journal, marks, strict=True)], cls="journal", marks=marks)
 
 
 def _trials(data: SessionData) -> str:
-    return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", "Reason"),
-                  [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config), t.state.value,
-                    trial_figure_text(t), ops_text(trial_ops(t)), t.reason)
-                   for t in data.trials], numeric=(2, 5, 6), cls="trials")
+    marks = [trial_mark(t) for t in data.trials]
+    return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", "Reason, warnings"),
+                  [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config),
+                    SYMBOL[m] + t.state.value, trial_figure_text(t), figure_text(trial_ops(t), OPS),
+                    "; ".join(x for x in (t.reason, *trial_warnings(t)) if x))
+                   for t, m in zip(data.trials, marks, strict=True)], numeric=(2, 5, 6), cls="trials", marks=marks)
 
 
 def render_html(data: SessionData, samples: SampleArrays) -> str:
@@ -214,7 +259,7 @@ def render_html(data: SessionData, samples: SampleArrays) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
         f"<meta name=\"generator\" content=\"nfs-tuner {_e(__version__)}\">",
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{_e(title)}</h1>", _meta(data),
+        f"<h1>{_e(title)}</h1>", _meta(data), _legend(),
         '<h2 id="results">Results</h2>', results_table(data),
         '<h2 id="recommendation">Recommendation</h2>', _recommendations(data),
         '<h2 id="plots">Plots</h2>', "\n".join(charts) or "<p>No samples were stored.</p>",

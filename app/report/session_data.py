@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.recommend.context import recommend_session
-from app.recommend.evidence import config_text
-from app.recommend.units import BYTES, OPS, figure_text, unit_of
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key
 from app.snippets import context_for_session, render_all
@@ -24,6 +22,7 @@ from app.snippets.model import Snippet
 from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
+from app.vocabulary import BYTES, OPS, config_text, figure_text, unit_of, workload_id
 
 
 def _mapping(value: Any, default: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -63,9 +62,10 @@ def trial_ops(trial: TrialRecord) -> float | None:
 
 
 def workload_kind(workload: Any) -> str:
+    """A trial's workload by its identifier (an older plan's alias, 'seqread', reads 'seq_read')."""
     if isinstance(workload, Mapping):
-        return str(workload.get("kind") or workload.get("name") or "?")
-    return str(workload)
+        return workload_id(str(workload.get("kind") or workload.get("name") or "?"))
+    return workload_id(str(workload))
 
 
 def plan_summary(plan: Any) -> str:
@@ -76,7 +76,7 @@ def plan_summary(plan: Any) -> str:
     parts = [", ".join(f"{k} ×{len(v) if isinstance(v, list) else 1}" for k, v in knobs.items())]
     workloads = plan.get("workloads")
     if isinstance(workloads, list) and workloads:
-        parts.append(", ".join(str(w) for w in workloads))
+        parts.append(", ".join(workload_id(str(w)) for w in workloads))
     if plan.get("strategy"):
         parts.append(str(plan["strategy"]))
     return " · ".join(p for p in parts if p) or "—"
@@ -215,7 +215,8 @@ class SessionData:
     @property
     def safety_notes(self) -> tuple[str, ...]:
         notes = [w for o in self.objectives for w in o.warnings]
-        notes += [f"{s.title}: {s.safety}" for g in self.snippet_groups for s in g.snippets if s.safety]
+        # a snippet's routine step (remount, exportfs -ra) stands beside the snippet; only its risks come here
+        notes += [f"{s.title}: {s.safety}" for g in self.snippet_groups for s in g.snippets if s.safety and s.risky]
         return tuple(dict.fromkeys(notes))
 
 

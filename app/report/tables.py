@@ -1,4 +1,4 @@
-"""The results as a bonnie++-style table: configuration rows × workload columns, MB/s and ops/s."""
+"""The results as a bonnie++-style table: configuration rows × workload columns, the figure and ops/s."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.recommend.ranking import config_key
-from app.report.session_data import trial_mean, trial_ops, workload_kind
+from app.report.session_data import trial_mean, trial_ops, trial_unit, workload_kind
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from experiments.statistics import estimate
@@ -21,8 +21,9 @@ WORKLOAD_ORDER = ("seq_write", "rewrite", "seq_read", "rand_read", "rand_write",
 @dataclass(frozen=True, slots=True)
 class Cell:
     n: int
-    mbps: float  # mean over the ok trials, MB/s
-    mbps_half_width: float | None  # 95 % CI, MB/s; None for one run
+    mean: float  # over the ok trials, in ``unit``
+    half_width: float | None  # 95 % CI, in ``unit``; None for one run
+    unit: str  # the trials' figure: bytes/s, or ops/s for phased work (app.vocabulary.unit_of)
     ops: float | None  # ops/s, when the summaries kept it
 
 
@@ -51,6 +52,6 @@ def workload_table(trials: Sequence[TrialRecord]) -> WorkloadTable:
     for key, group in groups.items():
         e = estimate([trial_mean(t) or 0.0 for t in group])
         ops = [o for o in (trial_ops(t) for t in group) if o is not None]
-        cells[key] = Cell(e.n, e.mean / 1e6, e.half_width / 1e6 if math.isfinite(e.half_width) else None,
+        cells[key] = Cell(e.n, e.mean, e.half_width if math.isfinite(e.half_width) else None, trial_unit(group[0]),
                           sum(ops) / len(ops) if ops else None)
     return WorkloadTable(tuple(kinds), tuple(configs.values()), cells)

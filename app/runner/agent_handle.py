@@ -64,12 +64,14 @@ async def wait_or_close(handle: _Streamed, what: str, timeout: float, cap: float
         handle.ended.set()
 
 
+GARBAGE_WORDS = "could not be read and were left out of the figures"  # the report marks trials by them
+
+
 def garbage_warning(source: str, count: int, first: list[str]) -> list[str]:
     """Lines a host sent that were not records, said once with the first of them."""
     if not count:
         return []
-    return [f"{count} line(s) from the {source} could not be read and were left out of the figures; "
-            f"first: {first[0][:160]}"]
+    return [f"{count} line(s) from the {source} {GARBAGE_WORDS}; first: {first[0][:160]}"]
 
 
 class AgentHandle:

@@ -17,10 +17,10 @@ from app.events import EventBus, Level, Message
 from app.facts.model import HostFacts
 from app.runner import ClientWork
 from app.session import topology
-from app.session.choices import WORKLOADS
 from app.session.plan import PlanChoices, Where
 from app.sweep.host_side import HostSide
 from app.sweep.spec import SweepSpec
+from app.vocabulary import workload_label
 from experiments.plan import Plan
 from experiments.workloads import MIB
 
@@ -77,10 +77,9 @@ def baseline_steps(where: Where, workloads: Sequence[str], defaults: PlanChoices
                               f"writes, then reads back a {size // MIB} MiB test file in {where.export or 'the export'} "
                               "(removed afterwards)", 2 * size / DISK_PLAN_BPS + STEP_OVERHEAD_S))  # fmt: skip
     t = defaults.timing()
-    labels = {w.kind: w.label for w in WORKLOADS}
     for w in workloads:
-        steps.append(BaselineStep((where.server, *where.clients), f"today's configuration, {labels.get(w, w)}",
-                                  f"drops the page caches on every host, then runs {labels.get(w, w)} on the "
+        steps.append(BaselineStep((where.server, *where.clients), f"today's configuration, {workload_label(w)}",
+                                  f"drops the page caches on every host, then runs {workload_label(w)} on the "
                                   "clients' own mounts of the export (test files removed afterwards)",
                                   t.warmup_s + t.min_measure_s + STEP_OVERHEAD_S))  # fmt: skip
     return tuple(steps)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobSpec, Safety
-from app.knobs.values import BadValue, format_value, format_values, parse_value
 from app.sweep.spec import MOUNT_KNOBS, SWEEPABLE
+from app.vocabulary import WORKLOAD_WORDS, knob_value_text, knob_values_text, workload_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,21 +36,14 @@ class KnobChoice:
 @dataclass(frozen=True, slots=True)
 class WorkloadChoice:
     kind: str
-    label: str
+    label: str  # app.vocabulary.workload_label: 'seq_read (sequential read)'
     description: str
 
 
-WORKLOADS: tuple[WorkloadChoice, ...] = tuple(w for w in (
-    WorkloadChoice("seq_write", "sequential write", "1 MiB writes, one file per client"),
-    WorkloadChoice("seq_read", "sequential read", "1 MiB reads, caches dropped first"),
-    WorkloadChoice("rewrite", "rewrite", "1 MiB overwrites of an existing file"),
-    WorkloadChoice("rand_read", "random 4 KiB read", "4 KiB reads at random offsets"),
-    WorkloadChoice("rand_write", "random 4 KiB write", "4 KiB writes at random offsets"),
-    WorkloadChoice("mixed", "random read/write mix", "4 KiB, 70 % reads"),
-    WorkloadChoice("small_files", "small files", "create, write, fsync, stat small files"),
-    WorkloadChoice("tree", "directory tree", "build and walk a tree of small files"),
-    WorkloadChoice("dir_scaling", "large directories", "many entries in one directory"),
-) if w.kind in SWEEPABLE)  # fmt: skip
+WORKLOADS: tuple[WorkloadChoice, ...] = tuple(
+    WorkloadChoice(kind, workload_label(kind), words.description)
+    for kind, words in WORKLOAD_WORDS.items() if kind in SWEEPABLE
+)
 DEFAULT_BASELINE_WORKLOADS = ("seq_write", "seq_read")
 
 
@@ -58,10 +51,6 @@ def knob_choices(current: dict[str, str]) -> list[KnobChoice]:
     """The catalog's knobs with today's values (text as discovered; "unknown" when not found)."""
     out = []
     for spec in SPECS.values():
-        today = current.get(spec.name, "unknown")
-        try:
-            today = format_value(spec.name, parse_value(spec.name, today))
-        except BadValue:
-            pass
-        out.append(KnobChoice(spec, today, format_values(spec.name, spec.default_sweep), spec.name in MOUNT_KNOBS))
+        today = knob_value_text(spec.name, current.get(spec.name, "unknown"))  # as discovered if it does not parse
+        out.append(KnobChoice(spec, today, knob_values_text(spec.name, spec.default_sweep), spec.name in MOUNT_KNOBS))
     return out

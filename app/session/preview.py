@@ -14,9 +14,9 @@ from app.facts.model import HostFacts
 from app.knobs.catalog import SPECS
 from app.knobs.listing import KnobRow, knob_rows
 from app.knobs.model import Safety, Scope
-from app.knobs.values import BadValue, format_value, format_values, parse_value
 from app.session import topology
 from app.sweep.spec import SweepSpec
+from app.vocabulary import knob_label, knob_value_text, knob_values_text
 from experiments.estimate import DurationEstimate, estimate_duration
 
 
@@ -25,7 +25,7 @@ class Change:
     """One knob on one host: where, today's value and the values the run will try."""
 
     knob: str
-    title: str
+    title: str  # app.vocabulary.knob_label: 'nfsd_threads (nfsd threads)'
     target: str  # "/proc/fs/nfsd/threads", "eth0", "the test mount"
     today: str  # "unknown" when discovery did not find it
     values: str  # as the admin types them: "8, 16, 64"
@@ -55,22 +55,14 @@ def _hosts_of(scope: Scope, spec: SweepSpec) -> tuple[str, ...]:
     return {Scope.SERVER: (spec.server,), Scope.CLIENT: spec.clients}.get(scope, (spec.server, *spec.clients))
 
 
-def _today(knob: str, text: str) -> str:
-    """As the admin types it (1048576 reads 1M); as discovered when it does not parse."""
-    try:
-        return format_value(knob, parse_value(knob, text))
-    except BadValue:
-        return text
-
-
 def _change(knob: str, values: str, rows: list[KnobRow], on_test_mount: bool) -> Change:
     spec = SPECS[knob]
     if on_test_mount:
         target = "the test mount"
     else:
         target = " or ".join(r.target for r in rows) or "not found on this host"
-    today = ", ".join(dict.fromkeys(_today(knob, r.current) for r in rows)) or "unknown"
-    return Change(knob, spec.title, target, today, values, "" if spec.safety is Safety.SAFE else spec.safety_note)
+    today = ", ".join(dict.fromkeys(knob_value_text(knob, r.current) for r in rows)) or "unknown"
+    return Change(knob, knob_label(knob), target, today, values, "" if spec.safety is Safety.SAFE else spec.safety_note)
 
 
 def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
@@ -83,7 +75,7 @@ def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
         scope = SPECS[knob].scope
         for host in _hosts_of(scope, spec):
             found = [r for r in rows if r.host == host and r.knob == knob]
-            changes[host].append(_change(knob, format_values(knob, values), found, scope is Scope.CLIENT))
+            changes[host].append(_change(knob, knob_values_text(knob, values), found, scope is Scope.CLIENT))
     mount_point = f"{spec.mount_root}-<session>-<token>"
     hosts = [HostChanges(spec.server, "server", tuple(changes[spec.server]), "", ())]
     for c in spec.clients:

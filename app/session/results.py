@@ -20,10 +20,10 @@ from typing import Any
 from app.recommend.objectives import objective_of
 from app.recommend.ranking import config_key
 from app.report import ObjectiveView, SessionData, write_report
-from app.session.choices import WORKLOADS
-from app.snippets import Snippet, SnippetContext, context_for_session, render_all
+from app.snippets import Snippet, SnippetContext, context_for_session, context_from_facts, render_all
 from app.store import Store, StoreError
 from app.store.records import TrialRecord
+from app.vocabulary import workload_detail, workload_id, workload_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,16 +74,15 @@ class ObjectiveResults:
 def workload_text(trials: Sequence[TrialRecord], objective: str, *, detail: bool = False) -> str:
     """The workload(s) measured for ``objective``: 'seq_read (sequential read)', with ``detail``
     'seq_read (sequential read: 1 MiB reads, caches dropped first)'."""
-    words = {w.kind: f"{w.label}: {w.description}" if detail else w.label for w in WORKLOADS}
     kinds = dict.fromkeys(_kind(t.workload) for t in trials if objective_of(t.workload) == objective)
     kinds.pop("", None)
-    return "; ".join(f"{k} ({words[k]})" if k in words else k for k in kinds or (objective,))
+    return "; ".join((workload_detail if detail else workload_label)(k) for k in kinds or (objective,))
 
 
 def _kind(workload: Any) -> str:
     if isinstance(workload, Mapping):
-        return str(workload.get("kind") or workload.get("name") or "")
-    return str(workload or "")
+        return workload_id(str(workload.get("kind") or workload.get("name") or ""))
+    return workload_id(str(workload or ""))
 
 
 def knob_bars(view: ObjectiveView, workload: str) -> tuple[KnobBars, ...]:
@@ -148,6 +147,12 @@ def place(snippet: Snippet, ctx: SnippetContext) -> PlacedSnippet:
 def _natural(name: str) -> tuple[tuple[int, str], ...]:
     """client2 before client10."""
     return tuple((int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", name))
+
+
+def placed_snippets(data: SessionData, snippets: Sequence[Snippet]) -> tuple[PlacedSnippet, ...]:
+    """``snippets`` (of a stored snippet group) placed on the session's hosts, as its stored facts name them."""
+    ctx = context_from_facts([(r.host, r.role, r.facts) for r in data.host_facts], session_id=data.session.id)
+    return tuple(place(s, ctx) for s in snippets)
 
 
 def objective_snippets(store: Store, data: SessionData, view: ObjectiveView) -> tuple[tuple[PlacedSnippet, ...], str]:

@@ -237,9 +237,10 @@ class TuningSession:
             self._task = None
 
     def pause(self) -> None:
+        """The current trial runs to its end; the next waits for ``go_on`` (a face shows that it is paused:
+        a one-off message would outlive the pause)."""
         if self._engine is not None:
             self._engine.go_on.clear()
-            self.bus.publish(Message(Level.INFO, "Paused: the run stops after the current trial"))
 
     def go_on(self) -> None:
         if self._engine is not None:

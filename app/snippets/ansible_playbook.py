@@ -112,4 +112,4 @@ def ansible_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
         "Run with --check --diff first. It changes /etc/exports, fstab and udev rules and applies "
         "the values at once; MTU is not in it (a wrong MTU can cut the SSH session).")
     return [Snippet("ansible", "Ansible playbook (server and clients)", "nfs-tuner.yml",
-                    playbook(config, ctx), safety, "admin")]
+                    playbook(config, ctx), safety, "admin", risky=safety == nfs_files.ASYNC_SAFETY)]

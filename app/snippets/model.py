@@ -17,6 +17,7 @@ class Snippet:
     text: str
     safety: str = ""  # a short warning when applying it carries a risk
     host_role: str = ""  # "server", "client", "admin" (runs on the admin's machine)
+    risky: bool = False  # the safety note is a risk (data loss, a cut link, a refused file), not a routine step
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)

@@ -57,13 +57,13 @@ def mtu_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
         role = "server" if host == ctx.server_host else "client"
         out += [
             Snippet(f"mtu-networkd:{host}", f"MTU {mtu} on {host} {nic} (systemd-networkd)",
-                    networkd_target(nic), networkd_dropin(nic, mtu), safety, role),
+                    networkd_target(nic), networkd_dropin(nic, mtu), safety, role, risky=True),
             Snippet(f"mtu-nmcli:{host}", f"MTU {mtu} on {host} {nic} (NetworkManager, nmcli)",
-                    "shell", nmcli_command(nic, mtu), safety, role),
+                    "shell", nmcli_command(nic, mtu), safety, role, risky=True),
             Snippet(f"mtu-nm-keyfile:{host}", f"MTU {mtu} on {host} {nic} (NetworkManager keyfile)",
                     "/etc/NetworkManager/system-connections/<profile of " + nic + ">.nmconnection",
-                    nm_keyfile(nic, mtu), safety, role),
+                    nm_keyfile(nic, mtu), safety, role, risky=True),
             Snippet(f"mtu-ifupdown:{host}", f"MTU {mtu} on {host} {nic} (ifupdown)",
-                    "/etc/network/interfaces", ifupdown_stanza(nic, mtu), safety, role),
+                    "/etc/network/interfaces", ifupdown_stanza(nic, mtu), safety, role, risky=True),
         ]
     return out

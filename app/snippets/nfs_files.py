@@ -58,14 +58,15 @@ def nfs_conf(config: Knobs) -> str:
 
 
 def nfs_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
+    is_async = str(config.get("export_sync", "sync")) == "async"
     out = [
         Snippet("fstab", "Client mount (/etc/fstab line)", "/etc/fstab", fstab_line(config, ctx) + "\n",
                 "rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
                 "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
                 "connection to the server: every mount of that server shares the first mount's.", "client"),
         Snippet("exports", "Export (/etc/exports line)", "/etc/exports", exports_line(config, ctx) + "\n",
-                ASYNC_SAFETY if str(config.get("export_sync", "sync")) == "async" else
-                "Replace the existing line for this path, then run `exportfs -ra`.", "server"),
+                ASYNC_SAFETY if is_async else "Replace the existing line for this path, then run `exportfs -ra`.",
+                "server", risky=is_async),
     ]
     if "nfsd_threads" in config or "nfsvers" in config:
         out.append(Snippet("nfs.conf", "nfsd settings (/etc/nfs.conf drop-in)", NFS_CONF_DROPIN, nfs_conf(config),

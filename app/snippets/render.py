@@ -34,5 +34,5 @@ def render_all(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
             out.append(Snippet(f"refused:{key}", f"{title}: not written", "", "",
                                f"nfs-tuner will not write this: {exc}. Fix the value (a path, a host or workload "
                                "name holding characters this file would read as syntax) and export again.",
-                               "admin"))  # fmt: skip
+                               "admin", risky=True))  # fmt: skip
     return out

@@ -57,6 +57,7 @@ from app.sweep.events import (
 )
 from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec, workload_kind
+from app.vocabulary import figure_text
 from experiments.estimate import estimate_duration
 from experiments.plan import Config
 from experiments.samples import Sample
@@ -538,6 +539,6 @@ class SweepEngine:
         if link and cache_answered(float(mean), link, measured=self.link_measured):
             what = "the measured TCP ceiling" if self.link_measured else "what the link carries"
             return TrialState.BROKEN, (
-                f"{mean / 1e6:.1f} MB/s is far beyond {what} ({link / 1e6:.1f} MB/s): a cache answered, not the server"
+                f"{figure_text(float(mean))} is far beyond {what} ({figure_text(link)}): a cache answered, not the server"
             ), None
         return TrialState.OK, "", float(mean)

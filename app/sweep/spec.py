@@ -13,13 +13,11 @@ from typing import Any
 
 from app.knobs.catalog import SPECS
 from app.runner.run import ENGINES
+from app.vocabulary import workload_id
 from experiments.plan import Plan
 from experiments.stability import SteadyCriteria
 from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
 
-# Short names the CLI and older plans use.
-WORKLOAD_ALIASES: dict[str, str] = {"seqread": "seq_read", "seqwrite": "seq_write", "randrw": "mixed",
-                                    "smallfiles": "small_files"}  # fmt: skip
 LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed"}
 # Run their phases to the end and are judged by operations per second per phase: a cut
 # phase would time nothing, and a stop mid-tree leaves thousands of files to remove.
@@ -32,7 +30,7 @@ CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
 
 
 def workload_kind(name: str) -> str:
-    kind = WORKLOAD_ALIASES.get(name.replace("-", "").lower(), name)
+    kind = workload_id(name)
     if kind not in SWEEPABLE:
         raise ValueError(f"unknown workload {name!r}; choose from {', '.join(sorted(SWEEPABLE))}")
     return kind

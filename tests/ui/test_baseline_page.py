@@ -52,8 +52,8 @@ def test_nothing_loads_the_hosts_before_the_button(qtbot, session, tmp_path) -> 
     steps = [page.step_list.item(i) for i in range(page.step_list.count())]
     assert [s.text().split(" (about")[0] for s in steps] == [
         "1. network client1 → nfs-server", "2. network client2 → nfs-server",
-        "3. nfs-server disk, sequential write and read", "4. today's configuration, sequential write",
-        "5. today's configuration, sequential read"]  # fmt: skip
+        "3. nfs-server disk, sequential write and read", "4. today's configuration, seq_write (sequential write)",
+        "5. today's configuration, seq_read (sequential read)"]  # fmt: skip
     assert steps[0].toolTip().startswith("On client1, nfs-server: TCP traffic at full speed")
     assert "256 MiB test file in /srv/nfs" in steps[2].toolTip()
     assert page.estimate.text().startswith("5 steps, about ") and "of load on the hosts" in page.estimate.text()
@@ -73,7 +73,7 @@ def test_measuring_counts_its_steps_and_names_the_hosts(qtbot, session, tmp_path
     assert [f for f, _, _ in seen] == [f"step {i} of 5" for i in range(1, 6)]
     assert seen[0][1].startswith("Step 1 of 5: network client1 → nfs-server, on client1, nfs-server. TCP traffic")
     assert seen[2][1].startswith("Step 3 of 5: nfs-server disk, sequential write and read, on nfs-server. Writes")
-    assert "Drops the page caches on every host, then runs sequential write" in seen[3][1]
+    assert "Drops the page caches on every host, then runs seq_write (sequential write)" in seen[3][1]
     assert all(e.startswith("About ") and e.endswith(" left.") for _, _, e in seen)
     assert page.progress.value() == page.progress.maximum() == 5 and page.progress.format() == "all 5 steps done"
     assert page.ceilings.rowCount() == 4 and not page.failure.isVisible()

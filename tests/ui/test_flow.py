@@ -2,49 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import QMessageBox, QWizard
 
-from app.session import Role
 from app.simulated import SimulatedHosts
 from app.store import JournalState, SessionState
 from app.sweep.events import TrialFinished
-from ui.main_window import MainWindow
-from ui.pages.baseline import BaselinePage
-from ui.pages.hosts import HostsPage
 from ui.pages.plan import PlanPage
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 
-from .wizard_driver import add_host, go_next, measure_baseline, small_plan
-
-
-def _to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
-    window = MainWindow(db_path=tmp_path / "s.db", session=session)
-    qtbot.addWidget(window)
-    window.show()
-    wizard = window.wizard
-    hosts = wizard.currentPage()
-    assert isinstance(hosts, HostsPage)
-    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
-    add_host(qtbot, hosts, "nfs-server", Role.SERVER)
-    add_host(qtbot, hosts, "client1", Role.CLIENT)
-    add_host(qtbot, hosts, "client2", Role.CLIENT)
-    go_next(qtbot, wizard)
-    baseline = wizard.currentPage()
-    assert isinstance(baseline, BaselinePage)
-    measure_baseline(qtbot, baseline)
-    assert baseline.ceilings.rowCount() == 4  # two networks, disk read and write
-    assert baseline.current.rowCount() == 2
-    assert baseline.plot.client_curves  # the live plot saw the probes
-    go_next(qtbot, wizard)
-    assert isinstance(wizard.currentPage(), PlanPage)
-    return window
+from .wizard_driver import go_next, small_plan, start_slow_run, to_plan
 
 
 def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     plan = window.wizard.currentPage()
     assert isinstance(plan, PlanPage)
     assert plan.isComplete()
@@ -71,7 +42,7 @@ def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, session, tmp_path)
 
 
 def test_async_needs_the_warning_answered_yes(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    plan = _to_plan(qtbot, session, tmp_path).wizard.currentPage()
+    plan = to_plan(qtbot, session, tmp_path).wizard.currentPage()
     assert isinstance(plan, PlanPage)
     assert not plan.edits["export_sync"].isEnabled()
     assert "export_sync" not in plan.choices().knobs
@@ -93,7 +64,7 @@ def test_async_needs_the_warning_answered_yes(qtbot, session, tmp_path) -> None:
 
 
 def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     wizard = window.wizard
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
@@ -109,7 +80,7 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     assert run.strip.count() == 4
     assert run.progress.value() == run.progress.maximum() == run.strip.count() == 4
     rows = [(run.journal.item(i, 1).text(), run.journal.item(i, 3).text()) for i in range(run.journal.rowCount())]
-    assert ("nfsd threads", "reverted") in rows  # the server knob, put back at the end
+    assert ("nfsd_threads (nfsd threads)", "reverted") in rows  # the server knob, put back at the end
     assert {state for _, state in rows} == {"reverted"}  # the test mounts too
     assert not session.store.unreverted_journal()
     assert run.plots.trial.client_curves.keys() == {"client1", "client2"}
@@ -130,20 +101,8 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     assert QGuiApplication.clipboard().text() == fstab.snippet.text
 
 
-def _start_slow_run(qtbot, session, tmp_path) -> MainWindow:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
-    plan = window.wizard.currentPage()
-    assert isinstance(plan, PlanPage)
-    assert isinstance(session.hosts, SimulatedHosts)
-    session.hosts.speed = 4.0  # slow enough that the run is still going while we act
-    go_next(qtbot, window.wizard)
-    qtbot.waitUntil(lambda: session.running)
-    qtbot.waitUntil(lambda: bool(session.store.journal()))  # its first change is made
-    return window
-
-
 def test_cancel_asks_then_reverts(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _start_slow_run(qtbot, session, tmp_path)
+    window = start_slow_run(qtbot, session, tmp_path)
     run = window.wizard.currentPage()
     assert isinstance(run, RunPage)
     run.cancel_button.click()
@@ -163,7 +122,7 @@ def test_cancel_asks_then_reverts(qtbot, session, tmp_path) -> None:  # type: ig
 
 
 def test_pause_and_skip_reach_the_core(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _start_slow_run(qtbot, session, tmp_path)
+    window = start_slow_run(qtbot, session, tmp_path)
     run = window.wizard.currentPage()
     assert isinstance(run, RunPage)
     engine = session._engine
@@ -179,7 +138,7 @@ def test_pause_and_skip_reach_the_core(qtbot, session, tmp_path) -> None:  # typ
 
 
 def test_a_host_that_stops_answering_asks_and_can_be_left_behind(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     wizard = window.wizard
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
@@ -194,7 +153,7 @@ def test_a_host_that_stops_answering_asks_and_can_be_left_behind(qtbot, session,
     box = run.host_lost_question
     assert box is not None and "client2 stopped answering" in box.text()
     labels = {b.text() for b in box.buttons()}
-    assert labels == {"&Wait for client2", "Go on &without client2", "&Stop and put back"}
+    assert labels == {"&Wait for client2", "&Go on without client2", "&Stop and put back"}
     assert box.defaultButton().text() == "&Wait for client2"  # Enter never drops a host or stops the run
     assert session.running  # nothing more runs until the admin chooses, but the run is not over
     next(b for b in box.buttons() if "without" in b.text()).click()

@@ -96,7 +96,7 @@ def test_a_second_server_is_an_explicit_choice(qtbot, session, bridge) -> None: 
                     and page.server_question.isVisible())  # fmt: skip
     box = page.server_question
     assert box is not None
-    next(b for b in box.buttons() if b.text() == "Add backup-box as a &client").click()
+    next(b for b in box.buttons() if b.text() == "&Add backup-box as a client").click()
     qtbot.waitUntil(lambda: page.trust_dialog is not None and page.trust_dialog.isVisible())
     assert page.trust_dialog is not None
     page.trust_dialog.trust_button.click()

@@ -10,11 +10,11 @@ from PySide6.QtWidgets import QMessageBox
 from app.events import Level, Message
 from ui.main_window import MainWindow
 
-from .test_flow import _start_slow_run
+from .wizard_driver import start_slow_run
 
 
 def test_closing_during_a_run_asks_and_reverts_before_quitting(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _start_slow_run(qtbot, session, tmp_path)
+    window = start_slow_run(qtbot, session, tmp_path)
     assert not window.close()  # not yet: it asks
     qtbot.waitUntil(lambda: window.close_question is not None and window.close_question.isVisible())
     assert window.isVisible()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.recommend.evidence import config_text, mbps
+from app.vocabulary import config_text, figure_text
 from app.report import objective_views
 from app.session import TuningSession
 from app.session.results import objective_results
@@ -79,7 +79,7 @@ def test_every_face_shows_the_same_configuration_and_figure(qtbot, tmp_path: Pat
     db = tmp_path / "s.db"
     ids = _sessions(db)
     store = Store(db)
-    expected = {sid: {v.objective: (config_text(v.config), mbps(v.figure)) for v in objective_views(store, sid)[0]}
+    expected = {sid: {v.objective: (config_text(v.config), figure_text(v.figure)) for v in objective_views(store, sid)[0]}
                 for sid in ids}  # fmt: skip
     assert all(expected.values()) and expected[ids[0]].keys() == {"seq_read", "seq_write"}
     assert objective_views(store, ids[0])[0][0].stored and not objective_views(store, ids[1])[0][0].stored

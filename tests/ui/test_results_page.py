@@ -17,7 +17,7 @@ import pytest
 from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QWizard
 
-from app.recommend.evidence import config_text
+from app.vocabulary import config_text
 from app.session import TuningSession
 from app.session.results import saved_text
 from app.simulated import SimulatedHosts
@@ -33,8 +33,7 @@ from ui.pages.results_snippets import SnippetCard
 from ui.pages.run import RunPage
 from ui.wizard import TuningWizard
 
-from .test_flow import _to_plan
-from .wizard_driver import go_next, small_plan
+from .wizard_driver import go_next, small_plan, to_plan
 
 # Reads gain from readahead, writes from async exports: the two objectives get different configurations.
 CHOICES = {"knobs": {"read_ahead_kb": "128, 4096", "export_sync": "sync, async"}, "allow_async": True,
@@ -192,7 +191,7 @@ def test_finish_says_truly_where_the_session_is(qtbot, demo_db: tuple[Path, int]
 
 
 def test_new_session_returns_to_the_first_page_with_empty_state(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     wizard = window.wizard
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)

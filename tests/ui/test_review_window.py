@@ -9,15 +9,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QDate
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QDate, QPoint, Qt
+from PySide6.QtGui import QFontInfo, QGuiApplication
+from PySide6.QtWidgets import QPlainTextEdit, QTableWidget
 
-from app.recommend.evidence import mbps
+from app.vocabulary import figure_text
 from app.store import SessionState, Store
 from tests.fabricate_session import Recipe, fabricate_session
 from ui.review.compare_view import CompareView
@@ -25,6 +26,12 @@ from ui.review.launch import open_review_window
 from ui.review.tables import cell_texts
 from ui.review.timeline import session_timeline
 from ui.review.window import ALL_HOSTS, ReviewWindow
+from app.session.results import PlacedSnippet
+from app.snippets.model import Snippet
+from ui.pages.results_snippets import SnippetCard
+from ui.review.compare_view import COLUMNS as COMPARE_COLUMNS
+from ui.review.session_rows import COLUMNS as SESSION_COLUMNS
+from ui.review.snippets_view import SnippetPane
 
 DAY = 86400.0
 
@@ -130,7 +137,7 @@ def test_opening_shows_results_samples_snippets_facts_and_journal(window, db, qt
     # results: the bonnie-style table and a ranking per objective, with CIs
     assert view.results.table.rowCount() == 6 and view.results.table.columnCount() == 1 + 2 * 2
     read = next(b for b in view.results.boxes if b.view.objective == "seq_read")
-    assert read.verdict.text() == read.view.verdict() == f"Change to: nfsd_threads=32, rsize=1048576 — {mbps(read.view.figure)}"
+    assert read.verdict.text() == read.view.verdict() == f"Change to: nfsd_threads=32, rsize=1048576 — {figure_text(read.view.figure)}"
     assert "beyond the run-to-run noise" in read.evidence.text()
     assert read.ranking.rowCount() == 6 and "±" in read.ranking.item(0, 2).text()
     assert cell_texts(read.ranking, 0) == [str(i) for i in range(1, 7)]
@@ -292,3 +299,115 @@ def test_entry_opens_the_browser_for_review(monkeypatch) -> None:  # type: ignor
     monkeypatch.setattr(ui.review.launch, "run_review", lambda args: seen.append(args.review) or 0)
     assert ui.entry.main(["--review"]) == 0 and ui.entry.main(["--review", "x.db"]) == 0
     assert seen == ["", "x.db"]
+
+
+# -- readable at 1280 × 800: the list, a comparison, the snippets --------------------------------
+
+
+def shown_at_1280(qtbot, w: ReviewWindow) -> None:  # type: ignore[no-untyped-def]
+    w.resize(1280, 800)
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.width() == 1280)
+
+
+def visible_in_viewport(table: QTableWidget, columns: Iterable[int]) -> bool:
+    """Every one of ``columns`` lies wholly inside the table's viewport, as it is scrolled now."""
+    header = table.horizontalHeader()
+    width = table.viewport().width()
+    return all(0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c)
+               <= width for c in columns)
+
+
+def test_list_has_notes_fits_1280_without_scrolling_and_sorts(qtbot, window, db) -> None:  # type: ignore[no-untyped-def]
+    w, _ = window
+    ids = db[1]
+    note = "RAID 6 rebuilt on new disks, stripe cache left at 256, firmware 4.2 on both controllers\nsecond line"
+    with_note = fabricate_session(w.store, Recipe(samples_per_trial=4, repetitions=2, seed=3, notes=note,
+                                                  knobs={"rsize": (65536, 1048576)}, workloads=("seq_read",)))
+    w.reload()
+    shown_at_1280(qtbot, w)
+    notes = SESSION_COLUMNS.index("Notes")
+    assert w.table.horizontalHeaderItem(notes).text() == "Notes"
+    row = next(r for r in range(w.table.rowCount()) if w.table.item(r, 0).text() == str(with_note))
+    cell = w.table.item(row, notes)
+    assert cell.text() == note.replace("\n", " ") and cell.toolTip() == note  # one line; the tooltip as written
+    assert w.table.fontMetrics().horizontalAdvance(cell.text()) > w.table.columnWidth(notes)  # so it elides
+    assert w.table.item(row, SESSION_COLUMNS.index("Plan")).toolTip() == w.table.item(row, 3).text()
+    # every column inside the viewport: no sideways scrolling at 1280 px
+    assert w.table.horizontalScrollBar().maximum() == 0
+    assert visible_in_viewport(w.table, range(len(SESSION_COLUMNS)))
+    # sorting by a column header, as the admin clicks it; the selection follows the session, not the row
+    newest_first = [with_note, ids["after"], ids["before"], ids["old"]]
+    assert cell_texts(w.table, 0) == [str(i) for i in newest_first]
+    header = w.table.horizontalHeader()
+    click = QPoint(header.sectionViewportPosition(0) + 5, header.height() // 2)
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    first = [int(x) for x in cell_texts(w.table, 0)]
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    second = [int(x) for x in cell_texts(w.table, 0)]
+    assert sorted([first, second]) == [sorted(first), sorted(first, reverse=True)]  # by number, both ways
+    w.select_sessions(ids["before"])
+    assert w.selected_ids() == [ids["before"]]
+    w.open_selected()
+    assert w.tabs.currentWidget().session_id == ids["before"]
+    w.search.setText("RAID 6")  # a refresh keeps the admin's sort
+    assert [int(x) for x in cell_texts(w.table, 0)] == [with_note]
+
+
+def test_compare_shows_difference_and_verdict_without_scrolling_at_1280(qtbot, window, db) -> None:  # type: ignore[no-untyped-def]
+    w, _ = window
+    ids = db[1]
+    shown_at_1280(qtbot, w)
+    view = w.compare(ids["before"], ids["after"])
+    assert view is not None
+    qtbot.waitExposed(view)
+    wanted = [COMPARE_COLUMNS.index(n) for n in ("Objective", "Configuration", "B − A (%)", "B − A", "Verdict")]
+    header = view.table.horizontalHeader()
+    assert [header.logicalIndex(v) for v in range(5)] == wanted  # the difference and verdict first after the name
+    assert view.table.horizontalScrollBar().value() == 0 and visible_in_viewport(view.table, wanted)
+    verdict = COMPARE_COLUMNS.index("Verdict")
+    metrics = view.table.fontMetrics()
+    assert all(metrics.horizontalAdvance(t) < view.table.columnWidth(verdict) for t in cell_texts(view.table, verdict))
+    best = view.table.item(0, COMPARE_COLUMNS.index("Configuration"))
+    assert best.text().startswith("best: A ") and best.toolTip() == best.text()  # elided, whole in the tooltip
+
+
+def test_snippet_pane_says_where_on_which_host_and_never_wraps(qtbot, window, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    w, dialogs = window
+    shown_at_1280(qtbot, w)
+    view = w.open_session(db[1]["after"])
+    assert view is not None
+    view.tabs.setCurrentWidget(view.snippets)
+    groups = view.snippets.groups
+    assert groups is not None and groups.count() == 2  # seq_read and seq_write recommend different rsize
+    assert groups.tabText(groups.currentIndex()) == "seq_read (recommended)"
+    assert groups.tabText(1) == "seq_write (alternative)"
+    assert "a client mounts with one fstab line" in groups.toolTip()
+    assert "Recommended for the server and every client" in view.snippets.heads[0].text()
+    assert "Only if the clients mostly write large files" in view.snippets.heads[1].text()
+    fstab = next(p for p in view.snippets.panes if p.snippet.key == "fstab")
+    qtbot.waitExposed(fstab)
+    assert fstab.where.text() == "/etc/fstab"
+    assert fstab.on.text() == "lab-client1, lab-client2 (every client)"  # the session's hosts by name, and role
+    assert "fresh mount" in fstab.caveat.text() and not fstab.caveat.text().startswith("⚠")  # a step, not a risk
+    server = next(p for p in view.snippets.panes if p.snippet.key == "exports")
+    assert server.on.text() == "lab-server (the NFS server)"
+    assert fstab.text.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap
+    assert QFontInfo(fstab.text.font()).fixedPitch()
+    block = fstab.text.document().firstBlock()
+    assert block.text() == fstab.snippet.text.rstrip("\n") and block.layout().lineCount() == 1
+    fstab.resize(260, fstab.height())  # narrower than the line: it scrolls sideways, still one line
+    qtbot.waitUntil(lambda: fstab.text.horizontalScrollBar().maximum() > 0)
+    assert block.layout().lineCount() == 1
+    # one save-name rule for both faces: the file's own name, else the key (a shell command has no file)
+    assert SnippetCard.save_name is SnippetPane.save_name
+    assert {p.snippet.key: p.save_name() for p in view.snippets.panes[:6]} == {
+        "fstab": "fstab", "exports": "exports", "nfs.conf": "nfs-tuner.conf", "tuned": "tuned.conf",
+        "ansible": "nfs-tuner.yml", "fio": "nfs-tuner-seq_read.fio"}
+    shell = SnippetPane(PlacedSnippet(Snippet("mtu-nmcli:lab-client1", "MTU", "shell", "nmcli …\n"), "a shell",
+                                      ("lab-client1",), "lab-client1 (client)", "none"), dialogs)
+    qtbot.addWidget(shell)
+    assert shell.save_name() == "mtu-nmcli_lab-client1.txt"
+    dialogs.paths.append(tmp_path / fstab.save_name())
+    fstab.save_button.click()
+    assert (tmp_path / "fstab").read_text() == fstab.snippet.text

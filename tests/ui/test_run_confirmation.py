@@ -13,15 +13,14 @@ from ui.pages.run import RunPage
 from ui.run_confirmation import RunConfirmation
 from ui.theme import ERROR_COLOUR
 
-from .test_flow import _to_plan
-from .wizard_driver import small_plan
+from .wizard_driver import small_plan, to_plan
 
 MOUNT = "nfs-server:/srv/nfs at /mnt/nfs-tuner-<session>-<token>"  # what the engine mounts, where
 
 
 def _ask(qtbot, plan: PlanPage) -> RunConfirmation:  # type: ignore[no-untyped-def]
     button = plan.wizard().button(QWizard.WizardButton.CommitButton)
-    assert button.isEnabled() and button.text() == "&Start run…"
+    assert button.isEnabled() and button.text() == "Start &run…"
     button.click()
     qtbot.waitUntil(lambda: plan.confirmation is not None and plan.confirmation.isVisible())
     assert isinstance(plan.confirmation, RunConfirmation)
@@ -29,7 +28,7 @@ def _ask(qtbot, plan: PlanPage) -> RunConfirmation:  # type: ignore[no-untyped-d
 
 
 def test_the_run_starts_only_from_its_confirmation(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     plan = window.wizard.currentPage()
     assert isinstance(plan, PlanPage)
     small_plan(plan)
@@ -43,23 +42,23 @@ def test_the_run_starts_only_from_its_confirmation(qtbot, session, tmp_path) -> 
     rows = dialog.rows()
     assert rows == [
         ("nfs-server (server)",),
-        ("nfsd threads", "/proc/fs/nfsd/threads", "8", "8, 64"),
+        ("nfsd_threads (nfsd threads)", "/proc/fs/nfsd/threads", "8", "8, 64"),
         ("client1 (client)",),
         ("remount: test mount", MOUNT, "", "afresh for every trial"),
         ("its own mount", "/mnt/nfs", "", "left as it is"),
-        ("rsize", "the test mount", "1M", "32K, 1M"),
+        ("rsize", "the test mount", "1048576", "32768, 1048576"),
         ("client2 (client)",),
         ("remount: test mount", MOUNT, "", "afresh for every trial"),
         ("its own mount", "/mnt/nfs", "", "left as it is"),
-        ("rsize", "the test mount", "1M", "32K, 1M"),
+        ("rsize", "the test mount", "1048576", "32768, 1048576"),
     ]  # fmt: skip
     est = session.estimate(spec)
     assert dialog.estimate.text().startswith(f"{est.trials} trials, about ") and "(at most " in dialog.estimate.text()
     assert plan.estimate.text().startswith(f"{est.trials} trials")  # the same estimate as the page's
-    assert "nfsd threads: Too few threads" in dialog.risks.text()  # a knob that may starve a service, said
+    assert "nfsd_threads (nfsd threads): Too few threads" in dialog.risks.text()  # a knob that may starve a service, said
     assert not dialog.async_label.isVisible()
     assert dialog.findChild(type(dialog.estimate), "confirmLoad").text().startswith(  # type: ignore[union-attr]
-        "Load: sequential write, sequential read on every client")
+        "Load: seq_write (sequential write), seq_read (sequential read) on every client")
     assert dialog.back_button.isDefault() and not dialog.start_button.autoDefault()
 
     QTest.keyClick(dialog, Qt.Key.Key_Return)  # Enter is "Back"
@@ -78,7 +77,7 @@ def test_the_run_starts_only_from_its_confirmation(qtbot, session, tmp_path) -> 
 
 
 def test_the_confirmation_repeats_the_async_risk(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    window = _to_plan(qtbot, session, tmp_path)
+    window = to_plan(qtbot, session, tmp_path)
     plan = window.wizard.currentPage()
     assert isinstance(plan, PlanPage)
     small_plan(plan)
@@ -88,7 +87,7 @@ def test_the_confirmation_repeats_the_async_risk(qtbot, session, tmp_path) -> No
     plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
     plan.edits["export_sync"].setText("sync, async")
     dialog = _ask(qtbot, plan)
-    assert ("export sync/async", "10.0.0.0/24:/srv/nfs", "sync", "sync, async") in dialog.rows()
+    assert ("export_sync (export sync/async)", "10.0.0.0/24:/srv/nfs", "sync", "sync, async") in dialog.rows()
     assert dialog.async_label.isVisible()
     text = dialog.async_label.text()
     assert text.startswith("⚠ This run tries async exports on nfs-server") and "may lose data" in text

@@ -123,7 +123,7 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     ceilings = _cells(baseline.ceilings, 0)
     assert any(c.startswith("network lab-client1 → lab-server") for c in ceilings), ceilings
     assert any("disk, sequential read" in c for c in ceilings)
-    assert _cells(baseline.current, 0) == ["sequential read"]
+    assert _cells(baseline.current, 0) == ["seq_read (sequential read)"]
     assert all(t.endswith("MB/s") for t in _cells(baseline.ceilings, 1) + _cells(baseline.current, 1))
 
     # 3. plan: rsize 32K vs 1M, grid, once each
@@ -131,7 +131,7 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
     rsize = next(i for i, k in enumerate(plan.knobs) if k.name == "rsize")
-    assert plan.table.item(rsize, 3).text() == "1M"  # today's, from the client's mount
+    assert plan.table.item(rsize, 3).text() == "1048576"  # today's, from the client's mount
     for name, check in plan.checks.items():
         check.setChecked(name == "rsize")
     plan.edits["rsize"].setText("32K, 3M")

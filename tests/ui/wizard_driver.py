@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QWizard
 
 from app.session import Role
+from app.simulated import SimulatedHosts
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
+from ui.main_window import MainWindow
 from ui.run_confirmation import RunConfirmation
 from ui.trust_dialog import TrustDialog
 from ui.wizard import TuningWizard
@@ -55,3 +59,40 @@ def small_plan(page: PlanPage) -> None:
     page.edits["nfsd_threads"].setText("8, 64")
     page.strategy_box.setCurrentIndex(page.strategy_box.findData("grid"))
     page.reps.setValue(1)
+
+
+def to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """Hosts (a server, client1 and client2) and the baseline done: the Plan page shown."""
+    window = MainWindow(db_path=tmp_path / "s.db", session=session)
+    qtbot.addWidget(window)
+    window.show()
+    wizard = window.wizard
+    hosts = wizard.currentPage()
+    assert isinstance(hosts, HostsPage)
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    add_host(qtbot, hosts, "nfs-server", Role.SERVER)
+    add_host(qtbot, hosts, "client1", Role.CLIENT)
+    add_host(qtbot, hosts, "client2", Role.CLIENT)
+    go_next(qtbot, wizard)
+    baseline = wizard.currentPage()
+    assert isinstance(baseline, BaselinePage)
+    measure_baseline(qtbot, baseline)
+    assert baseline.ceilings.rowCount() == 4  # two networks, disk read and write
+    assert baseline.current.rowCount() == 2
+    assert baseline.plot.client_curves  # the live plot saw the probes
+    go_next(qtbot, wizard)
+    assert isinstance(wizard.currentPage(), PlanPage)
+    return window
+
+
+def start_slow_run(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The default plan started on hosts slowed down so the run goes on while a test acts."""
+    window = to_plan(qtbot, session, tmp_path)
+    plan = window.wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    assert isinstance(session.hosts, SimulatedHosts)
+    session.hosts.speed = 4.0  # slow enough that the run is still going while we act
+    go_next(qtbot, window.wizard)
+    qtbot.waitUntil(lambda: session.running)
+    qtbot.waitUntil(lambda: bool(session.store.journal()))  # its first change is made
+    return window

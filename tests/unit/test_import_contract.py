@@ -86,6 +86,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.discovery",),  # facts gathered over a connection
     ("app.store",),  # SQLite: sessions, trials, samples, journal, recommendations
     ("app.knobs",),  # tunables: catalog, values, journal-first changes
+    ("app.vocabulary",),  # how every face words knobs, values, workloads and figures
     ("app.runner",),  # workloads on the clients, ceilings
     ("app.recommend",),  # ranking and the recommendation with evidence
     ("app.sweep", "app.snippets"),  # the trial loop | config snippets
@@ -150,7 +151,7 @@ def test_the_graph_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> 
 UI_MAY_IMPORT = (
     "app", "app.paths", "app.events", "app.cli", "app.desktop_entry",  # entry points, the event bus
     "app.session",  # the application layer
-    "app.report", "app.store", "app.recommend.evidence", "app.recommend.units",  # the read model, records, how figures read
+    "app.report", "app.store", "app.vocabulary",  # the read model, records, how things read
     "app.knobs.catalog", "app.knobs.model", "app.facts.model", "app.snippets.model",  # the core's types
     "app.sweep.events", "app.sweep.spec",
     "experiments.samples",

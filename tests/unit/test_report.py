@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from app.report import compare_sessions, load_session_data, render_html, workload_table, write_report
-from app.recommend.evidence import mbps
 from app.report.session_data import objective_views, trial_mean
 from app.report.svg import nice_ticks, reduce_minmax
 from app.store import SessionState, Store, TrialState
+from app.vocabulary import figure_text
 from tests.fabricate_session import Recipe, fabricate_session
 
 SMALL = Recipe(samples_per_trial=24)
@@ -33,18 +33,18 @@ def test_report_holds_tables_recommendation_plots_snippets_facts_and_journal(sto
     sid = fabricate_session(store, SMALL)
     path = write_report(store, sid, tmp_path / "out" / "report.html")
     html = path.read_text(encoding="utf-8")
-    # the bonnie++-style table: one row per configuration, two columns (MB/s, ops/s) per workload
+    # the bonnie++-style table: one row per configuration, two columns (mean ± CI, ops/s) per workload
     table = re.search(r'<table class="results">(.*?)</table>', html, re.S)
     assert table is not None
     assert '<th colspan="2">seq_write</th><th colspan="2">seq_read</th>' in table.group(1)
-    assert table.group(1).count("<th>MB/s</th><th>ops/s</th>") == 2
+    assert table.group(1).count("<th>Mean (95 % CI)</th><th>ops/s</th>") == 2 and " ± " in table.group(1)
     assert table.group(1).count("<tr>") == 2 + 6  # two header rows, six configurations
     assert "nfsd_threads=32, rsize=1048576" in table.group(1)
     # the recommendation with its evidence and ranking
     data = load_session_data(store, sid)
     read = data.objective("seq_read")
     assert read is not None and read.stored and read.changed
-    assert f"Change to: nfsd_threads=32, rsize=1048576 — {mbps(read.figure)}" in html
+    assert f"Change to: nfsd_threads=32, rsize=1048576 — {figure_text(read.figure)}" in html
     assert "Recommended for seq_read" in html and "beyond the run-to-run noise" in html
     assert html.count('<table class="ranking">') == 2
     # plots: over time per workload, against each knob per objective, with CI bars
@@ -90,8 +90,8 @@ def test_results_table_cells_are_means_of_the_ok_trials(store: Store) -> None:
     expected = [trial_mean(t) for t in trials if t.config == table.configs[row]
                 and t.workload["kind"] == "seq_read" and t.state == TrialState.OK]
     assert cell is not None and cell.n == 3 == len(expected)
-    assert cell.mbps == pytest.approx(np.mean(expected) / 1e6)
-    assert cell.mbps_half_width is not None and cell.mbps_half_width > 0
+    assert cell.mean == pytest.approx(np.mean(expected)) and cell.unit == "B/s"
+    assert cell.half_width is not None and cell.half_width > 0
     assert cell.ops is not None and cell.ops > 0
 
 

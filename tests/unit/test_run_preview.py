@@ -25,7 +25,7 @@ def test_the_baseline_announces_the_steps_it_said_it_would_take(tmp_path: Path) 
     planned = session.baseline_steps(["seq_read"])
     assert [s.what for s in planned] == ["network client1 → nfs-server", "network client2 → nfs-server",
                                          "nfs-server disk, sequential write and read",
-                                         "today's configuration, sequential read"]  # fmt: skip
+                                         "today's configuration, seq_read (sequential read)"]  # fmt: skip
     assert planned[0].hosts == ("client1", "nfs-server") and planned[3].hosts == ("nfs-server", "client1", "client2")
     assert all(s.expected_s > 0 and s.load for s in planned)
     announced: list[BaselineStepStarted] = []

@@ -77,7 +77,8 @@ def test_cli_builds_the_spec_and_prints_progress() -> None:
     printer(Progress(3, 12, 95.0))
     printer(TrialFinished(1, 4, {"rsize": 32768}, "seq_read", "broken", None, "a cache answered"))
     text = out.getvalue()
-    assert "3/12 trials, ETA 1m35s" in text and "broken: a cache answered" in text
+    assert "3/12 trials, about 1 min 35 s left" in text and "broken: a cache answered" in text
+    assert "trial 4 seq_read rsize=32768: broken" in text  # the configuration as every face words it
 
 
 def test_stored_ceilings_take_each_clients_best_mtu_and_the_slowest_client(tmp_path) -> None:  # type: ignore[no-untyped-def]

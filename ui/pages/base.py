@@ -12,20 +12,6 @@ from app.sweep.spec import SweepSpec
 from app.sweep.events import SweepFinished
 from ui.bridge import Bridge
 
-MB = 1_000_000.0
-
-
-def mb_s(bps: float) -> str:
-    return f"{bps / MB:,.0f} MB/s"
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h} h {m:02d} min" if h else (f"{m} min {s:02d} s" if m else f"{s} s")
-
-
 @dataclass(slots=True)
 class WizardState:
     """What the pages learn and hand on to each other (the hosts' facts live in the session)."""

@@ -32,10 +32,12 @@ from PySide6.QtWidgets import (
 
 from app.session import WORKLOADS, Baseline, BaselineStep, BaselineStepStarted, SessionError
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
+from app.vocabulary import duration_text, figure_text, workload_label
 from ui.async_tasks import spawn
 from ui.failure_panel import FailurePanel
+from ui.focus import tab_moves_on
 from ui.live_plot import ThroughputPlot
-from ui.pages.base import Page, duration, mb_s
+from ui.pages.base import Page
 from ui.theme import ERROR_COLOUR, emphasize
 
 HINT = ("Measuring puts load on the hosts: full-speed network traffic, the server's disk and I/O on "
@@ -43,11 +45,13 @@ HINT = ("Measuring puts load on the hosts: full-speed network traffic, the serve
         "you press Measure baseline.")  # fmt: skip
 
 
-def _table(headers: tuple[str, ...], parent: QWidget) -> QTableWidget:
+def _table(headers: tuple[str, ...], name: str, parent: QWidget) -> QTableWidget:
     table = QTableWidget(0, len(headers), parent)
     table.setHorizontalHeaderLabels(headers)
+    table.setAccessibleName(name)
     table.verticalHeader().hide()
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    tab_moves_on(table)
     table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     return table
 
@@ -80,7 +84,7 @@ class BaselinePage(Page):
         self.measure_button = QPushButton("&Measure baseline", self)
         self.measure_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
         self.measure_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("&Stop", self)
+        self.cancel_button = QPushButton("S&top", self)  # &S is the Sessions menu's
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar(self)
         self.progress.setObjectName("baselineProgress")
@@ -97,8 +101,8 @@ class BaselinePage(Page):
         self.plot = ThroughputPlot(self.bridge.live, self, title="Live: all clients")
         self.bridge.tick.connect(self.plot.refresh)
         self.bridge.baselineStep.connect(self.on_step)
-        self.ceilings = _table(("Ceiling", "Throughput"), self)
-        self.current = _table(("Workload, today's configuration", "Throughput"), self)
+        self.ceilings = _table(("Ceiling", "Throughput"), "Ceilings of the network and disks", self)
+        self.current = _table(("Workload, today's configuration", "Throughput"), "Today's configuration", self)
 
         side = QWidget(self)
         side_layout = QVBoxLayout(side)
@@ -167,10 +171,10 @@ class BaselinePage(Page):
             self.status.setText(str(exc))
         self.step_list.clear()
         for i, step in enumerate(self.steps, start=1):
-            item = QListWidgetItem(f"{i}. {step.what} (about {duration(step.expected_s)})", self.step_list)
+            item = QListWidgetItem(f"{i}. {step.what} (about {duration_text(step.expected_s)})", self.step_list)
             item.setToolTip(f"On {', '.join(step.hosts)}: {step.load}")
         total = sum(step.expected_s for step in self.steps)
-        self.estimate.setText(f"{len(self.steps)} steps, about {duration(total)} of load on the hosts."
+        self.estimate.setText(f"{len(self.steps)} steps, about {duration_text(total)} of load on the hosts."
                               if self.steps else "Choose at least one workload.")  # fmt: skip
         if self.state.baseline is None and not self.failure.isVisible():
             self.step_index = -1
@@ -209,7 +213,7 @@ class BaselinePage(Page):
         left = ev.step.expected_s + sum(s.expected_s for s in self.steps[ev.index + 1:])
         self.progress.setRange(0, ev.total)
         self._show_bar(f"step {ev.index + 1} of {ev.total}", ev.index)
-        self.estimate.setText(f"About {duration(left)} left.")
+        self.estimate.setText(f"About {duration_text(left)} left.")
         self.status.setText(f"Step {ev.index + 1} of {ev.total}: {ev.step.what}, on {', '.join(ev.step.hosts)}. "
                             f"{ev.step.load[:1].upper()}{ev.step.load[1:]}.")  # fmt: skip
 
@@ -250,12 +254,11 @@ class BaselinePage(Page):
         self.ceilings.setRowCount(len(result.ceilings))
         for i, c in enumerate(result.ceilings):
             self.ceilings.setItem(i, 0, QTableWidgetItem(c.what))
-            self.ceilings.setItem(i, 1, QTableWidgetItem(mb_s(c.bps)))
-        labels = {w.kind: w.label for w in WORKLOADS}
+            self.ceilings.setItem(i, 1, QTableWidgetItem(figure_text(c.bps)))
         self.current.setRowCount(len(result.today))
         for i, (w, bps) in enumerate(result.today.items()):
-            self.current.setItem(i, 0, QTableWidgetItem(labels.get(w, w)))
-            self.current.setItem(i, 1, QTableWidgetItem(mb_s(bps)))
+            self.current.setItem(i, 0, QTableWidgetItem(workload_label(w)))
+            self.current.setItem(i, 1, QTableWidgetItem(figure_text(bps)))
         self.step_index = len(self.steps)
         self._mark_steps(running=False)
         self.progress.setRange(0, max(len(self.steps), 1))

@@ -36,7 +36,9 @@ from PySide6.QtWidgets import (
 
 from app.facts.model import HostFacts
 from app.session import Role, SessionError, UnknownHostKey
+from app.vocabulary import memory_text
 from ui.async_tasks import dialog_result, spawn
+from ui.focus import tab_moves_on
 from ui.theme import buddy_label
 from ui.pages.base import Page
 from ui.trust_dialog import TrustDialog
@@ -107,6 +109,7 @@ class HostsPage(Page):
         self.role_box = QComboBox(self)
         self.role_box.addItem("Server", Role.SERVER)
         self.role_box.addItem("Client", Role.CLIENT)
+        self.role_box.setAccessibleName("Role of the host")
         self.add_button = QPushButton("&Add", self)
         self.add_button.clicked.connect(self._add_typed)
         self.name_edit.returnPressed.connect(self._add_typed)
@@ -116,7 +119,7 @@ class HostsPage(Page):
         self.ssh_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.ssh_list.addItems(self.session.host_names())
         self.ssh_list.setAccessibleName("Hosts from the SSH configuration")
-        self.ssh_server = QPushButton("As &server", self)
+        self.ssh_server = QPushButton("As s&erver", self)  # &S is the Sessions menu's
         self.ssh_clients = QPushButton("As &clients", self)
         self.ssh_server.clicked.connect(lambda: self._add_from_list(self.ssh_list, Role.SERVER))
         self.ssh_clients.clicked.connect(lambda: self._add_from_list(self.ssh_list, Role.CLIENT))
@@ -127,7 +130,7 @@ class HostsPage(Page):
 
         add_box = QGroupBox("Add a host", self)
         grid = QGridLayout(add_box)
-        grid.addWidget(buddy_label("&Name:", self.name_edit, self), 0, 0)
+        grid.addWidget(buddy_label("Na&me:", self.name_edit, self), 0, 0)  # &N is Next's
         grid.addWidget(self.name_edit, 0, 1, 1, 2)
         grid.addWidget(self.role_box, 1, 1)
         grid.addWidget(self.add_button, 1, 2)
@@ -156,6 +159,7 @@ class HostsPage(Page):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        tab_moves_on(self.table)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -245,7 +249,7 @@ class HostsPage(Page):
         box.setObjectName("replaceServerQuestion")
         box.setTextFormat(Qt.TextFormat.PlainText)  # host names are data
         replace = box.addButton(f"&Replace {current.name} with {name}", QMessageBox.ButtonRole.AcceptRole)
-        client = box.addButton(f"Add {name} as a &client", QMessageBox.ButtonRole.ActionRole)
+        client = box.addButton(f"&Add {name} as a client", QMessageBox.ButtonRole.ActionRole)
         cancel = box.addButton("&Cancel", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(cancel)
         box.setEscapeButton(cancel)
@@ -356,7 +360,7 @@ class HostsPage(Page):
             self.facts_view.setHtml(f"<h3>{html.escape(row.name)}</h3><p>{html.escape(row.error or row.state.value)}</p>")
             return
         items = [("Kernel", f.kernel), ("System", f.os.pretty_name), ("CPUs", str(f.cpu_count or "?")),
-                 ("Memory", f"{(f.mem_total_kb or 0) / (1 << 20):.0f} GiB"), ("Privilege", privilege_text(f))]
+                 ("Memory", memory_text(f.mem_total_kb)), ("Privilege", privilege_text(f))]
         items += [("NIC", n) for n in nic_lines(f)] + [("md array", a) for a in md_lines(f)]
         items += [("export" if f.exports else "mount", e) for e in share_lines(f)]
         body = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in items)

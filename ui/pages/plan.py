@@ -31,8 +31,10 @@ from PySide6.QtWidgets import (
 from app.knobs.model import Safety
 from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
+from app.vocabulary import duration_text, knob_label
 from app.sweep.spec import SweepSpec
-from ui.pages.base import Page, duration
+from ui.focus import tab_moves_on
+from ui.pages.base import Page
 from ui.run_confirmation import RunConfirmation
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
@@ -76,13 +78,15 @@ class PlanPage(Page):
         self.confirmation: RunConfirmation | None = None
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self.setCommitPage(True)  # after this the run changes hosts: no going back
-        self.setButtonText(QWizard.WizardButton.CommitButton, "&Start run…")  # asks first
+        self.setButtonText(QWizard.WizardButton.CommitButton, "Start &run…")  # asks first; &S is the Sessions menu's
 
         self.table = QTableWidget(len(self.knobs), len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAccessibleName("Knobs to sweep")
+        tab_moves_on(self.table)  # Tab goes from check box to values field, not cell by cell
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
@@ -105,7 +109,7 @@ class PlanPage(Page):
             hl.setContentsMargins(6, 0, 0, 0)
             hl.addWidget(check)
             self.table.setCellWidget(row, 0, holder)
-            name_item = QTableWidgetItem(title)
+            name_item = QTableWidgetItem(knob_label(knob.name))
             name_item.setToolTip(f"{knob.name}: {knob.spec.safety_note}")
             self.table.setItem(row, 1, name_item)
             self.table.setItem(row, 2, QTableWidgetItem(knob.spec.scope.value))
@@ -141,6 +145,7 @@ class PlanPage(Page):
         self.workload_list.itemChanged.connect(self._changed)
         defaults = self.session.plan_defaults
         self.strategy_box = QComboBox(self)
+        self.strategy_box.setAccessibleName("Strategy")  # a combo box is read out by its text, not its label
         for key, text in STRATEGY_TEXT.items():
             self.strategy_box.addItem(text, key)
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(defaults.strategy))
@@ -162,7 +167,7 @@ class PlanPage(Page):
         QVBoxLayout(wl_box).addWidget(self.workload_list)
         form.addRow(wl_box)
         form.addRow(buddy_label("S&trategy:", self.strategy_box, self), self.strategy_box)
-        form.addRow(buddy_label("&Repetitions:", self.reps, self), self.reps)
+        form.addRow(buddy_label("Re&petitions:", self.reps, self), self.reps)  # &R is Start run's
         form.addRow(self.estimate)
         body = QHBoxLayout()
         knobs_col = QVBoxLayout()
@@ -237,7 +242,7 @@ class PlanPage(Page):
             self.estimate.setText("Fix the plan to see how long it takes.")
         else:
             est = self.session.estimate(choices)
-            self.estimate.setText(f"{est.trials} trials, about {duration(est.seconds)}")
+            self.estimate.setText(f"{est.trials} trials, about {duration_text(est.seconds)}")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:

@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.recommend.evidence import config_text, pct
 from app.report import ObjectiveView, SessionData
-from app.report.formatting import ci_text
 from app.session.results import ExportError, ObjectiveResults, export_report, objective_results, saved_text
+from app.vocabulary import config_text, interval_text, percent_text, signed_percent_text
 from ui.pages.base import Page
 from ui.pages.results_chart import KnobChart
 from ui.pages.results_snippets import SnippetCard
@@ -74,6 +73,7 @@ class ResultsPage(Page):
         rec_layout.addWidget(evidence, 1)
 
         self.ranking = make_table(RANK_COLUMNS, self, name="rankingTable")
+        self.ranking.setAccessibleName("Ranking")
         rank_box = QGroupBox("Ranking", self)
         QVBoxLayout(rank_box).addWidget(self.ranking)
 
@@ -84,7 +84,7 @@ class ResultsPage(Page):
         self.snippet_views: list[SnippetCard] = []
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.snippets, "&Config snippets")
-        self.tabs.addTab(self.chart, "Per &knob")
+        self.tabs.addTab(self.chart, "&Per knob")  # &K is the chart's Knob field
 
         self.safety = QLabel(self)
         self.safety.setObjectName("safetyNotes")
@@ -160,12 +160,12 @@ class ResultsPage(Page):
             return
         view = shown.view
         self.workload.setText(f"Workload: {shown.workload}")
-        gain = f" ({'+' if view.gain_rel >= 0 else '−'}{pct(abs(view.gain_rel))} against today's configuration)" \
+        gain = f" ({signed_percent_text(view.gain_rel)} against today's configuration)" \
             if view.gain_rel is not None else ""
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
         self.recommendation.setText(f"<p><b>{html.escape(view.verdict())}</b>{html.escape(gain)}</p><ul>{evidence}</ul>")
-        fill_table(self.ranking, [(r.rank, config_text(r.config), ci_text(r.mean, r.half_width, view.unit),
-                                   pct(r.median_cv) if r.median_cv is not None else "—", r.n)
+        fill_table(self.ranking, [(r.rank, config_text(r.config), interval_text(r.mean, r.half_width, view.unit),
+                                   percent_text(r.median_cv), r.n)
                                   for r in view.ranking], numeric=(0, 2, 3, 4))  # fmt: skip
         self.chart.set_bars(shown.knobs)
         self._show_snippets(shown)

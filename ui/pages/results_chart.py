@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette, QTextOption
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.recommend.units import OPS
+from app.vocabulary import OPS, knob_value_text, percent_text, unit_word
 from app.session.results import KnobBars
 from ui import theme
 from ui.theme import buddy_label
@@ -35,6 +35,7 @@ class KnobChart(QWidget):
         self.heading.setAlignment(Qt.AlignmentFlag.AlignCenter)
         theme.emphasize(self.heading)
         self.plot = pg.PlotWidget()
+        self.plot.setAccessibleName("Chart of the knob's values")
         self.plot.getPlotItem().setMenuEnabled(False)
         self.plot.getPlotItem().setMouseEnabled(x=False, y=False)
         theme.style_plot(self.plot)
@@ -91,7 +92,7 @@ class KnobChart(QWidget):
         pal = self.palette()
         text = pal.color(QPalette.ColorRole.Text)
         self.heading.setText(b.title)
-        scale, unit = (1.0, OPS) if b.unit == OPS else (1e-6, "MB/s")
+        scale, unit = (1.0 if b.unit == OPS else 1e-6), unit_word(b.unit)
         xs = np.arange(len(b.values), dtype=float)
         heights = np.array(b.means) * scale
         whiskers = np.array([hw or 0.0 for hw in b.half_widths]) * scale
@@ -103,14 +104,14 @@ class KnobChart(QWidget):
         item.addItem(pg.ErrorBarItem(x=xs, y=heights, top=whiskers, bottom=whiskers, beam=0.2,
                                      pen=pg.mkPen(text, width=1.5)))  # fmt: skip
         for x, h, w, rank, n, cv in zip(xs, heights, whiskers, b.ranks, b.runs, b.median_cv, strict=True):
-            words = f"#{rank}<br>{n} run{'s' * (n != 1)}" + (f"<br>CV {cv * 100:.1f} %" if cv is not None else "")
+            words = f"#{rank}<br>{n} run{'s' * (n != 1)}" + (f"<br>CV {percent_text(cv)}" if cv is not None else "")
             label = pg.TextItem(html=f'<span style="color:{text.name()}">{words}</span>', anchor=(0.5, 1.0))
             label.textItem.setTextWidth(label.textItem.boundingRect().width())  # lines centred under each other
             label.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
             label.updateTextPos()
             label.setPos(x, h + w)
             item.addItem(label)
-        item.getAxis("bottom").setTicks([[(x, str(v)) for x, v in zip(xs, b.values, strict=True)]])
+        item.getAxis("bottom").setTicks([[(x, knob_value_text(b.knob, v)) for x, v in zip(xs, b.values, strict=True)]])
         item.setLabel("bottom", b.knob)
         item.setLabel("left", f"mean {'operations' if b.unit == OPS else 'throughput'} ({unit})")
         item.setXRange(-0.6, len(xs) - 0.4, padding=0)

@@ -7,16 +7,20 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.report import ComparisonRow, compare_sessions
 from app.report.comparison import Side
-from app.report.formatting import ci_text, config_text, date_text, pct
+from app.vocabulary import config_text, date_text, interval_text, signed_figure_text, signed_percent_text, signed_range_text
 from app.store.store import Store
-from ui.review.tables import fill_table, make_table
+from ui.review.tables import cap_columns, fill_table, make_table
 
 COLUMNS = ("Objective", "Configuration", "A: mean (95 % CI)", "A runs", "B: mean (95 % CI)", "B runs",
            "B − A", "B − A (%)", "Difference 95 % CI", "Verdict")
+# What an admin comparing two sessions came for, shown right after the configuration's name
+# (the header's visual order; the columns keep their indexes); the means and runs follow.
+FIRST = ("B − A (%)", "B − A", "Verdict")
+CONFIG_MAX_PX = 240  # the best row names two configurations: it elides, its tooltip has them
 
 
-def _side(s: Side) -> str:
-    return ci_text(s.mean, s.half_width)
+def _side(s: Side, unit: str) -> str:
+    return interval_text(s.mean, s.half_width, unit)
 
 
 def _label(row: ComparisonRow) -> str:
@@ -28,10 +32,9 @@ def _label(row: ComparisonRow) -> str:
 
 
 def row_cells(r: ComparisonRow) -> tuple[str, ...]:
-    diff = f"{r.diff / 1e6:+.1f} MB/s" if r.diff is not None else "—"
-    rel = ("+" if (r.rel or 0) >= 0 else "−") + pct(abs(r.rel)) if r.rel is not None else "—"
-    ci = f"[{r.low / 1e6:+.1f}, {r.high / 1e6:+.1f}] MB/s" if r.low is not None and r.high is not None else "—"
-    return (r.objective, _label(r), _side(r.a), str(r.a.n), _side(r.b), str(r.b.n), diff, rel, ci, r.verdict)
+    diff, rel, ci = signed_figure_text(r.diff, r.unit), signed_percent_text(r.rel), signed_range_text(r.low, r.high, r.unit)
+    return (r.objective, _label(r), _side(r.a, r.unit), str(r.a.n), _side(r.b, r.unit), str(r.b.n), diff, rel, ci,
+            r.verdict)
 
 
 class CompareView(QWidget):
@@ -47,7 +50,13 @@ class CompareView(QWidget):
         head.setWordWrap(True)
         head.setTextFormat(Qt.TextFormat.PlainText)
         self.table = make_table(COLUMNS, self, name="comparison")
+        self.table.setWordWrap(False)  # one line a row: columns sized to their texts, the configuration elided
+        self.table.horizontalHeader().setStretchLastSection(False)  # Verdict, the last column, moves forward
         fill_table(self.table, [row_cells(r) for r in self.rows], numeric=(2, 3, 4, 5, 6, 7, 8))
+        header = self.table.horizontalHeader()
+        for place, name in enumerate(FIRST, start=2):
+            header.moveSection(header.visualIndex(COLUMNS.index(name)), place)
+        cap_columns(self.table, {COLUMNS.index("Configuration"): CONFIG_MAX_PX})
         layout = QVBoxLayout(self)
         layout.addWidget(head)
         layout.addWidget(self.table, 1)

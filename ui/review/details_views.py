@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app.report.formatting import date_text, value_text
+from app.vocabulary import data_text, date_text, knob_value_text
 from app.store.records import HostFactsRecord, JournalEntry
 from ui.review.tables import fill_table, make_table
 
@@ -25,7 +25,7 @@ def _add(parent: QTreeWidgetItem, key: str, value: Any) -> None:
             name = v.get("name") or v.get("path") or v.get("mount_point") if isinstance(v, Mapping) else None
             _add(item, str(name or i), v)
     else:
-        QTreeWidgetItem(parent, [key, value_text(value)])
+        QTreeWidgetItem(parent, [key, data_text(value)])
 
 
 class FactsView(QTreeWidget):
@@ -42,7 +42,7 @@ class FactsView(QTreeWidget):
                 for k, v in r.facts.items():
                     _add(top, str(k), v)
             else:
-                QTreeWidgetItem(top, ["facts", value_text(r.facts)])
+                QTreeWidgetItem(top, ["facts", data_text(r.facts)])
             top.setExpanded(True)
         self.resizeColumnToContents(0)
 
@@ -51,6 +51,6 @@ class JournalView(QWidget):
     def __init__(self, journal: tuple[JournalEntry, ...], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.table = make_table(JOURNAL_COLUMNS, self, name="journal")
-        fill_table(self.table, [(date_text(j.created_at), j.host, j.knob, j.target, value_text(j.old_value),
-                                 value_text(j.new_value), j.state.value, j.detail) for j in journal])
+        fill_table(self.table, [(date_text(j.created_at), j.host, j.knob, j.target, knob_value_text(j.knob, j.old_value),
+                                 knob_value_text(j.knob, j.new_value), j.state.value, j.detail) for j in journal])
         QVBoxLayout(self).addWidget(self.table)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGroupBox, QLabel, QScrollArea, QTableWidget, QVBoxLayout, QWidget
 
 from app.report import ObjectiveView, SessionData, workload_table
-from app.report.formatting import ci_text, config_text, ops_text, pct
+from app.vocabulary import OPS, config_text, figure_text, interval_text, percent_text
 from ui.review.tables import fill_table, make_table
 from ui.theme import emphasize
 
@@ -36,9 +36,9 @@ class ObjectiveBox(QGroupBox):
             layout.addWidget(_label(f"⚠ {w}", self))
         self.ranking: QTableWidget = make_table(RANK_COLUMNS, self, name=f"ranking {view.objective}")
         fill_table(self.ranking, [
-            (r.rank, config_text(r.config), ci_text(r.sustainable, r.sustainable_half_width, view.unit),
-             ci_text(r.mean, r.half_width, view.unit), r.n, pct(r.median_cv) if r.median_cv is not None else "—",
-             pct(r.deepest_dip) if r.deepest_dip is not None else "—", ", ".join(f"#{t}" for t in r.trial_ids))
+            (r.rank, config_text(r.config), interval_text(r.sustainable, r.sustainable_half_width, view.unit),
+             interval_text(r.mean, r.half_width, view.unit), r.n, percent_text(r.median_cv),
+             percent_text(r.deepest_dip), ", ".join(f"#{t}" for t in r.trial_ids))
             for r in view.ranking], numeric=(0, 2, 3, 4, 5, 6))
         self.ranking.setMinimumHeight(min(60 + 30 * len(view.ranking), 320))
         layout.addWidget(self.ranking)
@@ -50,20 +50,20 @@ class ResultsView(QScrollArea):
     def __init__(self, data: SessionData, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
+        self.setAccessibleName("Results")  # the scroll area takes focus to scroll by keys
         inner = QWidget(self)
         layout = QVBoxLayout(inner)
         for note in data.notes:
             layout.addWidget(_label(note, inner))
         table = workload_table(data.trials)
-        headers = ["Configuration", *[f"{w} {unit}" for w in table.workloads for unit in ("MB/s", "ops/s")]]
+        headers = ["Configuration", *[f"{w} {unit}" for w in table.workloads for unit in ("mean (95 % CI)", "ops/s")]]
         self.table = make_table(headers, inner, name="results by workload")
         rows = []
         for i, config in enumerate(table.configs):
             row: list[str] = [config_text(config)]
             for w in table.workloads:
                 c = table.cell(i, w)
-                ci = f" ± {c.mbps_half_width:.1f}" if c is not None and c.mbps_half_width is not None else ""
-                row += ["—", "—"] if c is None else [f"{c.mbps:.1f}{ci}", ops_text(c.ops)]
+                row += ["—", "—"] if c is None else [interval_text(c.mean, c.half_width, c.unit), figure_text(c.ops, OPS)]
             rows.append(row)
         fill_table(self.table, rows, numeric=range(1, len(headers)))
         self.table.setMinimumHeight(min(60 + 30 * len(rows), 300))

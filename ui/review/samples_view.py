@@ -19,8 +19,8 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.report import trial_mean, workload_kind
-from app.report.formatting import config_text
 from app.report.session_data import trial_figure_text
+from app.vocabulary import config_text, knob_value_text
 from app.store.records import TrialRecord
 from app.store.store import Store
 from ui import theme
@@ -72,7 +72,7 @@ class SamplesView(QWidget):
         self.knobs = list(dict.fromkeys(k for t in self.trials for k in t.config))
         self.table = make_table(("Trial", "Workload", "Rep", *self.knobs, "State", "Mean"), self, name="trials")
         fill_table(self.table, [
-            (f"#{t.id}", workload_kind(t.workload), t.repetition, *(str(t.config.get(k, "—")) for k in self.knobs),
+            (f"#{t.id}", workload_kind(t.workload), t.repetition, *(knob_value_text(k, t.config.get(k)) for k in self.knobs),
              t.state.value, trial_figure_text(t)) for t in self.trials],
             numeric=(2,))
         self.table.itemSelectionChanged.connect(self._zoom_to_selected)
@@ -124,9 +124,8 @@ class SamplesView(QWidget):
         self.timeline = builder.timeline()
         self.levels = [Decimated.of(s) for s in self.timeline.streams]
         item = self.plot.getPlotItem()
-        count = len(self.timeline.streams)
         for i, (s, levels) in enumerate(zip(self.timeline.streams, self.levels, strict=True)):
-            curve = _StreamCurve(levels, name=s.client, pen=pg.mkPen(theme.client_colour(i, count), width=1))
+            curve = _StreamCurve(levels, name=s.client, pen=pg.mkPen(theme.client_colour(i, self.palette()), width=1))
             item.addItem(curve)
             curve.setDownsampling(auto=True, method="peak")
             curve.setClipToView(True)

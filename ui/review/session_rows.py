@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.report import objective_views, plan_summary
-from app.report.formatting import date_text
+from app.vocabulary import date_text
 from app.store.records import SessionRecord
 from app.store.store import Store
 
-COLUMNS = ("#", "Date", "Hosts", "Plan", "State", "Recommended, per objective")
+COLUMNS = ("#", "Date", "Hosts", "Plan", "State", "Recommended", "Notes")  # recommended: each objective's figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,8 @@ class SessionRow:
                    best or "no results", s.origin, s.notes)
 
     def cells(self) -> tuple[str, ...]:
-        return (str(self.id), self.date, ", ".join(self.hosts) or "—", self.plan, self.state, self.best)
+        return (str(self.id), self.date, ", ".join(self.hosts) or "—", self.plan, self.state, self.best,
+                " ".join(self.notes.split()))  # one line in the list; the cell's tooltip has it as written
 
     def matches(self, text: str) -> bool:
         needle = text.strip().lower()

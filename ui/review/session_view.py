@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from app.report import SessionData, load_session_data, plan_summary
-from app.report.formatting import date_text
+from app.vocabulary import date_text
 from app.store.store import Store
 from ui.review.details_views import FactsView, JournalView
 from ui.review.dialogs import Dialogs

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from ui.focus import tab_moves_on
 
 
 def make_table(headers: Sequence[str], parent: QWidget | None = None, *, name: str = "") -> QTableWidget:
     table = QTableWidget(0, len(headers), parent)
     table.setHorizontalHeaderLabels(list(headers))
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    tab_moves_on(table)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setAlternatingRowColors(True)
     table.verticalHeader().setVisible(False)
@@ -36,6 +39,33 @@ def fill_table(table: QTableWidget, rows: Iterable[Sequence[Any]], numeric: Iter
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             table.setItem(r, c, item)
     table.resizeColumnsToContents()
+
+
+def tip_columns(table: QTableWidget, columns: Iterable[int]) -> None:
+    """Each cell of ``columns`` carries its full text as a tooltip: the column may elide it (…)."""
+    for c in columns:
+        for r in range(table.rowCount()):
+            if (item := table.item(r, c)) is not None:
+                item.setToolTip(item.text())
+
+
+def fit_columns(table: QTableWidget, stretch: Iterable[int]) -> None:
+    """The ``stretch`` columns share what the others (sized to their contents) leave of the width:
+    the table never scrolls sideways, and their long cells elide. Call before filling."""
+    header = table.horizontalHeader()
+    header.setStretchLastSection(False)
+    table.setWordWrap(False)  # one line a row: a long cell elides rather than doubling the row
+    wide = set(stretch)
+    for c in range(table.columnCount()):
+        mode = QHeaderView.ResizeMode.Stretch if c in wide else QHeaderView.ResizeMode.ResizeToContents
+        header.setSectionResizeMode(c, mode)
+
+
+def cap_columns(table: QTableWidget, widths: Mapping[int, int]) -> None:
+    """Narrow these columns to at most their width in px (their long cells elide); call after filling."""
+    for c, most in widths.items():
+        table.setColumnWidth(c, min(table.columnWidth(c), most))
+    tip_columns(table, widths)
 
 
 def cell_texts(table: QTableWidget, column: int) -> list[str]:

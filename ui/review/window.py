@@ -16,6 +16,7 @@ from PySide6.QtCore import QDate, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QDateEdit,
@@ -33,13 +34,17 @@ from PySide6.QtWidgets import (
 from app.report import write_report
 from app.store.errors import StoreError
 from app.store import Store, export_csv, export_session, import_sessions
+from ui.help_texts import REVIEW_HELP
 from ui.review.compare_view import CompareView
 from ui.review.dialogs import Dialogs
 from ui.review.session_rows import COLUMNS, SessionRow
 from ui.review.session_view import SessionView
-from ui.review.tables import fill_table, make_table
+from ui.review.tables import fill_table, fit_columns, make_table, tip_columns
+from ui.standard_actions import HelpMenu, quit_action
 
 ALL_HOSTS = "All hosts"
+LONG_COLUMNS = (2, 3, 5, 6)  # hosts, plan, recommended, notes: they share the width and elide
+NOTES = COLUMNS.index("Notes")
 SESSION_FILTER = "nfs-tuner session files (*.db *.sqlite *.nfs-tuner);;All files (*)"
 
 
@@ -70,15 +75,18 @@ class ReviewWindow(QMainWindow):
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search hosts, plan, state, notes…")
         self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Search sessions")
         self.search.textChanged.connect(self.refresh)
         self.host_box = QComboBox(self)
         self.host_box.setAccessibleName("Host filter")
         self.host_box.currentIndexChanged.connect(self.refresh)
-        self.since_on = QCheckBox("&From", self)
+        self.since_on = QCheckBox("Fro&m", self)  # &F is the Host facts tab's
         self.until_on = QCheckBox("&To", self)
         today = QDate.currentDate()
         self.since_date = QDateEdit(today.addMonths(-1), self)
         self.until_date = QDateEdit(today, self)
+        self.since_date.setAccessibleName("From date")
+        self.until_date.setAccessibleName("To date")
         for box, edit in ((self.since_on, self.since_date), (self.until_on, self.until_date)):
             edit.setCalendarPopup(True)
             edit.setDisplayFormat("yyyy-MM-dd")
@@ -89,6 +97,8 @@ class ReviewWindow(QMainWindow):
 
         self.table = make_table(COLUMNS, self, name="sessions")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        fit_columns(self.table, LONG_COLUMNS)
+        self.table.horizontalHeader().setSortIndicator(COLUMNS.index("Date"), Qt.SortOrder.DescendingOrder)
         self.table.doubleClicked.connect(lambda _i: self.open_selected())
         self.open_button = QPushButton("&Open", self)
         self.open_button.clicked.connect(self.open_selected)
@@ -119,7 +129,7 @@ class ReviewWindow(QMainWindow):
         split.addWidget(left)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 2)
-        split.setSizes([460, 820])
+        split.setSizes([580, 700])  # at 1280 px: the list's seven columns readable, a comparison's Δ and verdict in view
         central = QWidget(self)
         cl = QVBoxLayout(central)
         cl.addWidget(self.banner)
@@ -143,14 +153,16 @@ class ReviewWindow(QMainWindow):
     def _actions(self) -> None:
         self.act_import = self._action("&Import session file…", self.import_file, QKeySequence.StandardKey.Open)
         self.act_html = self._action("Export &HTML report…", self.export_html)
-        self.act_csv = self._action("Export &CSV (trials and samples)…", self.export_csv)
+        self.act_csv = self._action("Export CS&V (trials and samples)…", self.export_csv)  # &C: Close
         self.act_file = self._action("Export session &file…", self.export_session_file)
         self.act_refresh = self._action("&Refresh", self.reload, QKeySequence.StandardKey.Refresh)
         self.act_close = self._action("&Close", self.close, QKeySequence.StandardKey.Close)
+        self.act_quit = quit_action(self, QApplication.closeAllWindows)  # the wizard too, which asks during a run
         menu = self.menuBar().addMenu("&Session")
         for a in (self.act_import, None, self.act_html, self.act_csv, self.act_file, None, self.act_refresh,
-                  self.act_close):
+                  self.act_close, self.act_quit):
             menu.addSeparator() if a is None else menu.addAction(a)
+        self.help = HelpMenu(self, lambda: ("Help: reviewing sessions", REVIEW_HELP), "window")
         bar = self.addToolBar("Session")
         bar.setObjectName("review-toolbar")
         for a in (self.act_import, self.act_html, self.act_csv, self.act_file):
@@ -207,22 +219,38 @@ class ReviewWindow(QMainWindow):
         except StoreError as e:
             self.show_problem(str(e))
         self.visible_rows = [r for r in rows if r.matches(self.search.text())]
-        fill_table(self.table, [r.cells() for r in self.visible_rows], numeric=(0,))
+        self._fill()
         self.statusBar().showMessage(f"{len(self.visible_rows)} of {len(self._rows) or len(rows)} session(s) shown"
                                      f" · {self.source}")
+
+    def _fill(self) -> None:
+        """The visible rows, sorted as the admin last sorted them (newest first until then); a row's
+        session is the number in its first cell, so selections follow the rows through a sort."""
+        fill_table(self.table, [r.cells() for r in self.visible_rows], numeric=(0,))
+        tip_columns(self.table, LONG_COLUMNS)
+        for i, r in enumerate(self.visible_rows):
+            if (first := self.table.item(i, 0)) is not None:
+                first.setData(Qt.ItemDataRole.DisplayRole, r.id)  # sorts as a number: 9 before 10
+            if r.notes and (notes := self.table.item(i, NOTES)) is not None:
+                notes.setToolTip(r.notes)  # as written, line breaks and all
+        self.table.setSortingEnabled(True)
+
+    def _row_id(self, row: int) -> int | None:
+        item = self.table.item(row, 0)
+        return int(item.text()) if item is not None and item.text().isdigit() else None
 
     def select_sessions(self, *ids: int) -> None:
         self.table.clearSelection()
         mode = self.table.selectionMode()
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
-        for i, r in enumerate(self.visible_rows):
-            if r.id in ids:
-                self.table.selectRow(i)
+        for row in range(self.table.rowCount()):
+            if self._row_id(row) in ids:
+                self.table.selectRow(row)
         self.table.setSelectionMode(mode)
 
     def selected_ids(self) -> list[int]:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
-        return [self.visible_rows[r].id for r in rows if r < len(self.visible_rows)]
+        return [sid for r in rows if (sid := self._row_id(r)) is not None]
 
     # -- opening and comparing ----------------------------------------------------
 

@@ -1,0 +1,62 @@
+"""The product's one vocabulary: how every face (wizard, review window, HTML report, CLI) words things.
+
+Nothing else turns a knob, a value, a configuration, a workload or a figure into text,
+so the same thing reads the same wherever the admin meets it. The rules:
+
+- A knob is its identifier, as typed on the command line (``nfsd_threads``); where a
+  knob stands alone with room to spare (a row, a heading) ``knob_label`` adds its
+  catalog title: ``nfsd_threads (nfsd threads)``.
+- A knob's value is a plain decimal in the knob's own unit (``rsize=1048576``,
+  ``read_ahead_kb=16384``): what ``--knob`` parses, what /proc/mounts, sysfs and the
+  config files take, and what the snippets and the journal hold.
+- A configuration is its settings ``knob=value``, sorted by knob, joined by ", ".
+- A workload is its identifier (``seq_read``); with room, ``workload_label`` adds its
+  name: ``seq_read (sequential read)``. Aliases (``seqread``, ``seq-read``) read as the identifier.
+- Rates carry their unit: ``112.3 MB/s`` (decimal megabytes, as ``--link-mbps``) or
+  ``1,234 ops/s``; an interval is ``112.3 ± 1.8 MB/s``; a share is ``18 %`` or ``3.2 %``;
+  a sign is ``+`` or a real minus ``−``; a missing or non-finite number is ``—``.
+
+The ``--json`` outputs stay raw identifiers and numbers: none of this goes into them.
+"""
+
+from app.vocabulary.figures import (
+    BYTES,
+    OPS,
+    figure_text,
+    gain_text,
+    interval_text,
+    memory_text,
+    percent_text,
+    signed_figure_text,
+    signed_percent_text,
+    signed_range_text,
+    unit_of,
+    unit_word,
+)
+from app.vocabulary.knobs import (
+    change_text,
+    config_text,
+    knob_label,
+    knob_value_text,
+    knob_values_text,
+    setting_text,
+    transition_text,
+)
+from app.vocabulary.stored import data_text
+from app.vocabulary.times import date_text, duration_text
+from app.vocabulary.workloads import (
+    WORKLOAD_ALIASES,
+    WORKLOAD_WORDS,
+    WorkloadWords,
+    workload_detail,
+    workload_id,
+    workload_label,
+)
+
+__all__ = [
+    "BYTES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text", "config_text",
+    "data_text", "date_text", "duration_text", "figure_text", "gain_text", "interval_text", "knob_label",
+    "knob_value_text", "knob_values_text", "memory_text", "percent_text", "setting_text", "signed_figure_text",
+    "signed_percent_text", "signed_range_text", "transition_text", "unit_of", "unit_word", "workload_detail",
+    "workload_id", "workload_label",
+]  # fmt: skip

@@ -1,0 +1,66 @@
+"""Knobs, their values and whole configurations as text.
+
+A value reads as a plain decimal in the knob's own unit (bytes for rsize, KiB for
+read_ahead_kb): what ``--knob NAME=V`` and the Plan page parse back to the same value
+(``app.knobs.values.parse_value``), and what the kernel, the config files, the snippets
+and the journal hold, so a value copied from any face pastes anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from app.knobs.catalog import SPECS
+from app.knobs.values import BadValue, parse_value
+from app.vocabulary.figures import MISSING
+from app.vocabulary.stored import data_text
+
+
+def knob_label(knob: str) -> str:
+    """A knob standing alone: 'nfsd_threads (nfsd threads)'; just 'rsize' where the title adds nothing."""
+    spec = SPECS.get(knob)
+    if spec is None or knob.lower() in spec.title.lower():
+        return knob
+    return f"{knob} ({spec.title})"
+
+
+def knob_value_text(knob: str, value: Any) -> str:
+    """'1048576', '4.2', 'sync': a stored value ("1M", "SYNC" or 1048576) in the one form the parser reads back."""
+    if value is None:
+        return MISSING
+    if isinstance(value, Mapping | list | tuple):  # a journal's compound value (mount options, …)
+        return data_text(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            return str(parse_value(knob, value))
+        except BadValue:  # not a value of this knob (older or foreign data): as it was stored
+            return value
+    return str(value)
+
+
+def knob_values_text(knob: str, values: Iterable[Any]) -> str:
+    """Values to try, as the admin types them: '8, 16, 64'."""
+    return ", ".join(knob_value_text(knob, v) for v in values)
+
+
+def setting_text(knob: str, value: Any) -> str:
+    """'rsize=1048576'."""
+    return f"{knob}={knob_value_text(knob, value)}"
+
+
+def config_text(config: Mapping[str, Any]) -> str:
+    """'nfsd_threads=32, rsize=1048576' (sorted by knob); '(no knobs)' for an empty one."""
+    return ", ".join(setting_text(k, config[k]) for k in sorted(config)) or "(no knobs)"
+
+
+def transition_text(knob: str, old: Any, new: Any) -> str:
+    """'8 → 64'."""
+    return f"{knob_value_text(knob, old)} → {knob_value_text(knob, new)}"
+
+
+def change_text(knob: str, old: Any, new: Any) -> str:
+    """'nfsd_threads 8 → 64'."""
+    return f"{knob} {transition_text(knob, old, new)}"

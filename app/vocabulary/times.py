@@ -1,0 +1,25 @@
+"""Durations and moments as text."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from app.vocabulary.figures import MISSING
+
+
+def duration_text(seconds: float | None) -> str:
+    """'1 h 05 min', '3 min 07 s' or '42 s'; '—' when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return MISSING
+    whole = max(0, int(seconds))
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h} h {m:02d} min" if h else (f"{m} min {s:02d} s" if m else f"{s} s")
+
+
+def date_text(t: float | None) -> str:
+    """A moment in local time to the minute: '2025-03-14 09:26'; '—' when unknown."""
+    if t is None or not math.isfinite(t):
+        return MISSING
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
