@@ -55,10 +55,23 @@ lab-profile: $(STAMP)
 lab-mtu: $(STAMP)
 	$(PY) -m tests.lab mtu $(MTU)
 
-# The README's pictures: every wizard page (the demo's simulated hosts, Xvfb), the review window and the HTML report.
+# The README's pictures: every wizard page (the demo's simulated hosts, Xvfb), the review window and the
+# HTML report at 1280×800; then the pages that show most at 1024×700, at 1920×1080 and at 2× (1920×1080
+# pixels, a 960×540 window: QT_SCALE_FACTOR=2), named -1024, -1920 and -2x. A window that cannot be
+# made that small fails the target; a page that scrolls sideways is named on stderr.
+SHOTS     := docs/screenshots
+SHOTS_FEW := 1-hosts,3-plan,4-run,5-results
 screenshots: $(STAMP)
-	xvfb-run -a -s "-screen 0 1280x800x24" $(PY) -m ui.screenshots docs/screenshots
-	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot docs/screenshots
+	xvfb-run -a -s "-screen 0 1280x800x24" $(PY) -m ui.screenshots $(SHOTS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot $(SHOTS)
+	xvfb-run -a -s "-screen 0 1280x800x24" $(PY) -m ui.screenshots $(SHOTS) --size 1024x700 --suffix=-1024 --only $(SHOTS_FEW)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot $(SHOTS) --size 1024x700 --suffix=-1024 --review-only
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m ui.screenshots $(SHOTS) --size 1920x1080 --suffix=-1920 --only $(SHOTS_FEW)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.report_screenshot $(SHOTS) --size 1920x1080 --suffix=-1920 --review-only
+	QT_SCALE_FACTOR=2 xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m ui.screenshots $(SHOTS) --size 960x540 \
+		--suffix=-2x --only $(SHOTS_FEW),4-run-dark
+	QT_SCALE_FACTOR=2 xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m tests.report_screenshot $(SHOTS) \
+		--size 960x540 --suffix=-2x --review-only
 
 # A single-file executable (PyInstaller) in build/bundle/.
 bundle: $(STAMP)

@@ -173,7 +173,8 @@ def percentile(sorted_values, q):
     return sorted_values[min(max(rank, 0), len(sorted_values) - 1)]
 
 
-_HIST_BASE = math.log(1.02)  # 2 % wide buckets for run-long latency percentiles
+_HIST_BASE = math.log(1.02)  # 2 % wide buckets for run-long latency percentiles (experiments/latency.py)
+_HIST_MAX_KEY = 2047  # the last bucket (~4e11 s) takes anything longer: the summary stays bounded
 
 
 class Recorder(object):
@@ -187,6 +188,7 @@ class Recorder(object):
         self.tot_r = self.tot_w = self.tot_ops = self.tot_errs = 0
         self.hist = {}
         self.lat_max = 0.0
+        self.hist_from = None  # monotonic time the measured window opens; None: not yet (preparation)
         self.last_op = time.monotonic()
 
     def op(self, nread, nwritten, lat):
@@ -215,9 +217,11 @@ class Recorder(object):
         lats = data[3]
         lats.sort()
         with self.fold_lock:
+            if self.hist_from is None or time.monotonic() < self.hist_from:
+                return data  # preparation or warm-up: in the samples, not in the run's histogram
             hist = self.hist
             for lat in lats:
-                key = int(math.log(max(lat, 1e-7) * 1e6 + 1.0) / _HIST_BASE)
+                key = min(int(math.log(max(lat, 1e-7) * 1e6 + 1.0) / _HIST_BASE), _HIST_MAX_KEY)
                 hist[key] = hist.get(key, 0) + 1
             if lats and lats[-1] > self.lat_max:
                 self.lat_max = lats[-1]
@@ -236,6 +240,30 @@ class Recorder(object):
         return self.lat_max * 1e3
 
 
+class Pacer(object):
+    """Holds the operations of all jobs to at most ``rate`` per second (0: as fast as they go).
+
+    Each operation takes the next free slot, ``1/rate`` after the last; a job that is
+    behind (the file system was slower than the rate) starts at once and the slots
+    restart from now, so a slow spell is never made up with a burst.
+    """
+
+    def __init__(self, rate):
+        self.gap = 1.0 / rate if 0 < rate < float("inf") else 0.0  # nan fails the test too
+        self.lock = threading.Lock()
+        self.next = 0.0
+
+    def wait(self, ctx):
+        if not self.gap:
+            return
+        with self.lock:
+            now = time.monotonic()
+            slot = max(self.next, now)
+            self.next = slot + self.gap
+        if slot > now:
+            ctx.sleep_until(slot)
+
+
 # --------------------------------------------------------------------------- context
 
 
@@ -250,6 +278,7 @@ class Ctx(object):
         self.duration = float(cfg.get("duration") or 0.0)
         self.stall_s = float(cfg.get("stall_timeout", 120.0))  # one fsync of much dirty data may take long
         self.rec = Recorder()
+        self.pacer = Pacer(param(cfg, "rate_iops", 0.0, float, 0.0))  # operations per second on this client
         self.t_agent = time.monotonic()
         self.t0 = None  # monotonic start of the run phase
         self.t_end = None
@@ -308,6 +337,8 @@ class Ctx(object):
         self.rec.take()  # preparation never counts
         self.cpu0 = cpu_seconds()
         self.t0 = time.monotonic()
+        # the histogram covers what the controller measures: the intervals that end after its warm-up
+        self.rec.hist_from = self.t0 + max(float(self.cfg.get("latency_from") or 0.0), 0.0)
         self.rec.last_op = self.t0
         self.phase_t = self.t0
         if self.duration > 0:
@@ -542,6 +573,7 @@ def _write_pass(ctx, j, path, bs, size, truncate):
         try:
             left = size
             while left > 0:
+                ctx.pacer.wait(ctx)
                 ctx.check()
                 t = clock()
                 write_all(fd, buf, bs)
@@ -576,6 +608,7 @@ def _read_pass(ctx, j, path, bs):
     clock = time.perf_counter
     try:
         while True:
+            ctx.pacer.wait(ctx)
             ctx.check()
             t = clock()
             n = os.readv(fd, [buf])
@@ -691,6 +724,7 @@ class RandomIO(object):
         clock = time.perf_counter
         try:
             for _ in range(nops):
+                ctx.pacer.wait(ctx)
                 ctx.check()
                 off = rng.randrange(blocks) * bs
                 reading = share >= 1.0 or (share > 0.0 and rng.random() < share)
@@ -713,7 +747,8 @@ class RandomIO(object):
 
 
 def _timed(ctx, fn, nread, nwritten, what):
-    """One metadata operation: checked, timed, recorded, errors explained."""
+    """One metadata operation: paced, checked, timed, recorded, errors explained."""
+    ctx.pacer.wait(ctx)
     ctx.check()
     t = time.perf_counter()
     try:
@@ -1369,6 +1404,39 @@ def drive(ctx, workload):
         ctx.wake.set()
 
 
+SILLY_RENAME_WAIT_S = 10.0
+
+
+def _outwait_silly_renames(workdir, deadline, beat):
+    """Remove what is left once the NFS client's .nfsXXXX files go. An unlinked file that some
+    handle still held (a reader thread, a close in flight over nconnect) is renamed so, and the
+    client removes it when the last close reaches the server. True when the directory is gone;
+    False at once if anything but such files is left."""
+    while True:
+        files, dirs = [], []
+        for top, subdirs, names in os.walk(workdir, topdown=False):
+            files += [os.path.join(top, n) for n in names]
+            dirs += [os.path.join(top, d) for d in subdirs]
+        if any(not os.path.basename(f).startswith(".nfs") for f in files):
+            return False
+        for path in files:
+            try:
+                os.unlink(path)  # gone already, or still held (EBUSY): try again next round
+            except OSError:
+                pass
+        for path in dirs + [workdir]:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        if not os.path.exists(workdir):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        beat()  # says it is alive: the controller closes an agent silent for 5 s
+        time.sleep(0.1)
+
+
 def cleanup(ctx):
     """Remove our subdirectory; the only place we delete anything.
 
@@ -1404,6 +1472,8 @@ def cleanup(ctx):
             p = os.path.join(top, name)
             remove(os.unlink if os.path.islink(p) else os.rmdir, p)
     remove(os.rmdir, ctx.workdir)
+    if os.path.exists(ctx.workdir) and _outwait_silly_renames(ctx.workdir, time.monotonic() + SILLY_RENAME_WAIT_S, beat):
+        del problems[:]  # what failed was the client's .nfs files, gone since
     left = os.path.exists(ctx.workdir)
     msg = {"type": "cleanup", "seconds": round(time.monotonic() - t, 3), "removed": not left}
     if problems:
@@ -1442,6 +1512,7 @@ def summary(ctx, mode, workload):
         "lat_p50_ms": round(rec.run_percentile_ms(0.50), 4),
         "lat_p99_ms": round(rec.run_percentile_ms(0.99), 4),
         "lat_max_ms": round(rec.lat_max * 1e3, 4),
+        "lat_hist": dict(rec.hist),  # bucket -> operations of the measured window (experiments/latency.py)
         "cache_mode": ctx.cache_mode() if mode not in NO_DIR else "n/a",
         "caches_dropped": bool(ctx.drop_ok),
         "direct": ctx.direct_used,

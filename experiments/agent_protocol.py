@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from experiments.latency import read_histogram
 from experiments.record_fields import BadRecord, count, finite, flag, items, loads, mapping, text
 from experiments.samples import HostTelemetry, Sample
 
@@ -53,6 +54,8 @@ class AgentSummary:
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     python: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # workload-specific fields
+    # bucket -> operations of the measured window (experiments.latency); None: the host sent none
+    lat_hist: dict[int, int] | None = None
 
     @property
     def throughput_bps(self) -> float:
@@ -109,7 +112,7 @@ def _notice_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
             raise BadRecord(f"port out of range: {data['port']}")
     elif kind == "warning":
         data["message"] = text(data.get("message", ""), "message")
-    elif kind == "hello" and "dir" in data:
+    elif kind == "hello" and data.get("dir") is not None:  # a telemetry agent has no directory: null
         data["dir"] = text(data["dir"], "dir")
     elif kind == "cleanup":
         data["problems"] = [text(p, "problem") for p in items(data.get("problems", []), "problems", MAX_EXTRA)]
@@ -149,9 +152,10 @@ def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
         known |= {k: finite(obj[k], k, 0.0, MAX_T) for k in _SUMMARY_FLOATS}
         known |= {k: text(obj[k], k, 64) for k in ("mode", "end", "cache_mode")}
         known |= {k: flag(obj[k], k) for k in ("caches_dropped", "direct")}
-        rest = {k: v for k, v in obj.items() if k not in known and k not in ("type", "phases", "python")}
+        rest = {k: v for k, v in obj.items() if k not in known and k not in ("type", "phases", "python", "lat_hist")}
+        hist = None if obj.get("lat_hist") is None else read_histogram(obj["lat_hist"], "lat_hist")
         return AgentSummary(client=client, phases=_phases(obj.get("phases") or {}),
-                            python=text(obj.get("python", ""), "python", 256), extra=rest, **known)
+                            python=text(obj.get("python", ""), "python", 256), extra=rest, lat_hist=hist, **known)
     if kind == "error":
         err = obj.get("errno")
         return AgentError(text(obj["message"], "message"), None if err is None else count(err, "errno"), client,

@@ -16,6 +16,7 @@ from typing import Any
 
 from experiments import workloads as w
 from experiments.agent_protocol import AgentSummary
+from experiments.latency import Histogram, merge, read_fio_bins
 from experiments.record_fields import BadRecord, count, finite, items, mapping
 from experiments.record_fields import text as text_field
 from experiments.samples import Sample
@@ -120,6 +121,8 @@ def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LO
     spec's interval, which ``parse_fio_logs`` reads back.
     """
     opts, note = _job_options(spec)
+    if rate := getattr(spec, "rate_iops", None):  # fio caps each job: the client's rate shared out
+        opts["rate_iops"] = max(1, math.ceil(rate / int(opts.get("numjobs", 1))))
     net = opts.get("ioengine") == "net"
     if not net:
         _check_directory(directory)
@@ -145,7 +148,8 @@ def to_fio_job(spec: w.WorkloadSpec, directory: str, log_prefix: str | None = LO
 
 
 def fio_argv(job_file: str, json_output: str, fio: str = "fio") -> list[str]:
-    return [fio, "--output-format=json", f"--output={json_output}", job_file]
+    """fio's command for a job file: ``json+`` output, whose completion-latency bins give the histogram."""
+    return [fio, "--output-format=json+", f"--output={json_output}", job_file]
 
 
 def _load_json(text: str) -> dict[str, Any]:
@@ -170,6 +174,23 @@ def _dir(job: dict[str, Any], d: str) -> dict[str, Any]:
 def _pct_ms(clat: dict[str, Any], key: str) -> float:
     pct = mapping(clat.get("percentile", {}), "fio percentiles")
     return finite(pct.get(key, 0), f"fio p{key}", 0.0) / 1e6
+
+
+def fio_histogram(doc: dict[str, Any]) -> Histogram | None:
+    """Completion latencies of every job and direction in experiments.latency's buckets (fio's
+    ``--output-format=json+`` bins, converted); None when a direction that did I/O has no bins
+    (plain json): a partial histogram would misstate the tail. BadRecord for malformed bins."""
+    parts = []
+    for j in items(doc.get("jobs"), "fio's jobs", 4096):
+        for d in ("read", "write"):
+            direction = _dir(mapping(j, "a fio job"), d)
+            if not direction.get("total_ios"):
+                continue
+            clat = mapping(direction.get("clat_ns", {}), "fio clat_ns")
+            if "bins" not in clat:
+                return None
+            parts.append(read_fio_bins(clat["bins"], f"fio {d} clat bins"))
+    return merge(parts)
 
 
 def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSummary:
@@ -220,6 +241,7 @@ def parse_fio_json(text: str, client: str, cache_mode: str = "fio") -> AgentSumm
         cpu_s=cpu / 100.0 * duration,
         python="",
         extra={"fio_version": text_field(str(data.get("fio version", "")), "fio version", 64)},
+        lat_hist=fio_histogram(data),
     )
 
 

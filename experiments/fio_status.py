@@ -120,6 +120,11 @@ class FioStatusSampler:
         self.garbage_count = 0
 
     @property
+    def elapsed(self) -> float:
+        """Seconds since fio's first job started, as of the latest document (0 before)."""
+        return self._points[-1].t
+
+    @property
     def start_epoch(self) -> float | None:
         return None if self.start_ms is None else self.start_ms / 1000.0
 

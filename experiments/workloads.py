@@ -8,6 +8,7 @@ informs (None for baselines and telemetry).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -61,6 +62,18 @@ def _block(name: str, value: int, direct: bool) -> None:
         raise ValueError(f"{name} must be a multiple of 4096 with direct=True (O_DIRECT alignment), got {value}")
 
 
+def _rate(value: float | None) -> None:
+    if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise ValueError(f"rate_iops must be a finite number of operations per second above 0, got {value!r}")
+
+
+def _without_rate(params: dict[str, Any]) -> dict[str, Any]:
+    """The agent's config leaves out a rate that is not set (the agent reads none as unlimited)."""
+    if params.get("rate_iops") is None:
+        params.pop("rate_iops", None)
+    return params
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadSpec:
     """Fields every workload shares. duration_s=None: run until the size is done."""
@@ -84,8 +97,9 @@ class WorkloadSpec:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in shared}
 
     def to_agent_config(self, directory: str | None = None, **control: Any) -> dict[str, Any]:
-        """The agent's config line. control: start_at, wait_go, hold_files, stall_timeout, pause_before."""
-        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout", "pause_before"}
+        """The agent's config line. control: start_at, wait_go, hold_files, stall_timeout, pause_before,
+        latency_from (seconds of warm-up whose latencies stay out of the summary's histogram)."""
+        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout", "pause_before", "latency_from"}
         if unknown := set(control) - allowed:
             raise ValueError(f"unknown agent control options: {sorted(unknown)}")
         cfg: dict[str, Any] = {"mode": self.kind, "interval": self.interval_s}
@@ -109,6 +123,7 @@ class _Sequential(WorkloadSpec):
     jobs: int = 1
     direct: bool = False
     loop: bool = False  # repeat until duration_s or a stop
+    rate_iops: float | None = None  # at most this many operations per second on the client; None: as fast as it goes
 
     def __post_init__(self) -> None:
         WorkloadSpec.__post_init__(self)
@@ -119,6 +134,10 @@ class _Sequential(WorkloadSpec):
         _at_least("jobs", self.jobs, 1)
         if self.loop and self.duration_s is None:
             raise ValueError("loop=True needs duration_s, or the workload never ends on its own")
+        _rate(self.rate_iops)
+
+    def params(self) -> dict[str, Any]:
+        return _without_rate(WorkloadSpec.params(self))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +170,7 @@ class _Random(WorkloadSpec):
     fsync: bool = False
     seed: int = 42
     loop: bool = False
+    rate_iops: float | None = None  # at most this many operations per second on the client; None: as fast as it goes
 
     def __post_init__(self) -> None:
         WorkloadSpec.__post_init__(self)
@@ -163,9 +183,10 @@ class _Random(WorkloadSpec):
             _at_least("io_size", self.io_size, self.block_size * self.jobs)
         if self.loop and self.duration_s is None:
             raise ValueError("loop=True needs duration_s, or the workload never ends on its own")
+        _rate(self.rate_iops)
 
     def params(self) -> dict[str, Any]:
-        p = WorkloadSpec.params(self)
+        p = _without_rate(WorkloadSpec.params(self))
         if p["io_size"] is None:
             del p["io_size"]
         return p

@@ -5,8 +5,9 @@
 Fabricates two sessions ("before" and "after" a server change) in a temporary
 database, writes the report of the second one and has Chromium print it to
 report.png (only the local file is opened: no network, a fresh profile), then shows
-the review window with that session open and a comparison, and grabs review.png and
-review-compare.png.
+the review window with that session open, its samples and a comparison, and grabs
+review.png, review-samples.png and review-compare.png. ``--size 1024x700 --suffix=-1024
+--review-only`` grabs review-1024.png alone, for another size's set (see the Makefile).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from ui.screenshots import PNG_QUALITY, window_size
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
@@ -42,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, nargs="?", default=Path("docs/screenshots"))
     parser.add_argument("--height", type=int, default=3000, help="report screenshot height in pixels")
+    parser.add_argument("--size", type=window_size, default=(1280, 800), metavar="WxH",
+                        help="the review window in logical pixels (default 1280x800)")
+    parser.add_argument("--suffix", default="", help="added to the review pictures' names, e.g. -1024")
+    parser.add_argument("--review-only", action="store_true",
+                        help="another size's set: the review window with the session open, no report")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -57,29 +65,38 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(Path(tmp) / "sessions.db")
         before = fabricate_session(store, Recipe(notes="before: stock server", seed=3))
         after = fabricate_session(store, Recipe(notes="after: new RAID controller", speed=1.12, seed=4))
-        report = write_report(store, after, Path(tmp) / "report.html")
-        screenshot_html(report, args.out / "report.png", height=args.height)
+        if not args.review_only:
+            report = write_report(store, after, Path(tmp) / "report.html")
+            screenshot_html(report, args.out / "report.png", height=args.height)
 
         qapp = QApplication.instance() or QApplication(sys.argv[:1])
         assert isinstance(qapp, QApplication)
         apply_app_style(qapp)
         window = ReviewWindow(store, source="sessions.db")
-        window.resize(1280, 800)
+        window.resize(*args.size)
         window.show()
+        shots = [] if args.review_only else [args.out / "report.png"]
+
+        def grab(name: str) -> None:
+            qapp.processEvents()
+            shots.append(args.out / f"{name}{args.suffix}.png")
+            window.grab().save(str(shots[-1]), "PNG", PNG_QUALITY)
+
         view = window.open_session(after)
         assert view is not None
-        qapp.processEvents()
-        window.grab().save(str(args.out / "review.png"))
-        view.tabs.setCurrentWidget(view.samples)
-        view.samples.zoom_to(view.data.trials[4].id)
-        qapp.processEvents()
-        window.grab().save(str(args.out / "review-samples.png"))
-        window.compare(before, after)
-        qapp.processEvents()
-        window.grab().save(str(args.out / "review-compare.png"))
+        grab("review")
+        if not args.review_only:
+            view.tabs.setCurrentWidget(view.samples)
+            view.samples.zoom_to(view.data.trials[4].id)
+            grab("review-samples")
+            window.compare(before, after)
+            grab("review-compare")
+        if (window.width(), window.height()) != args.size:
+            print(f"check: the review window is {window.width()}×{window.height()}, not {args.size[0]}×{args.size[1]}",
+                  file=sys.stderr)
         window.close()
-    for name in ("report.png", "review.png", "review-samples.png", "review-compare.png"):
-        print(args.out / name)
+    for shot in shots:
+        print(shot)
     return 0
 
 

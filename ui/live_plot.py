@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
 from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QColor, QFontInfo, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QPalette, QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.session.stability import StabilityRule
@@ -69,7 +69,13 @@ def _new_plot(title: str) -> pg.PlotWidget:
     item.setClipToView(True)
     item.setDownsampling(auto=True, mode="peak")
     item.showGrid(x=True, y=True, alpha=0.25)
-    item.setTitle(title)
+    # The title in the window's font, bold, one line high: pyqtgraph's own (11 pt in a 30-pixel
+    # row) took the plot's data a sixth of its height on a 540-pixel screen.
+    font = QFont(plot.font())
+    font.setBold(True)
+    item.setTitle(title, size=f"{QFontInfo(font).pointSizeF():g}pt", bold=True)
+    item.titleLabel.setMaximumHeight(QFontMetrics(font).lineSpacing() + 4)
+    item.layout.setRowFixedHeight(0, QFontMetrics(font).lineSpacing() + 4)
     item.setLabel("bottom", "time in trial", units="s")
     item.setMenuEnabled(False)
     item.setMouseEnabled(x=False, y=False)  # the view follows the data; nothing to pan
@@ -364,6 +370,9 @@ class LivePlots(QWidget):
         top.addWidget(self.metric_box)
         top.addStretch(1)
         top.addWidget(self.trial.stability)
+        # legends of one height, so both plots' time axes run level whatever their rows of entries
+        self.trial.legend.wantedChanged.connect(self.server.legend.set_least_height)
+        self.server.legend.wantedChanged.connect(self.trial.legend.set_least_height)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.trial)
         split.addWidget(self.server)

@@ -20,18 +20,16 @@ from ui.crash import CrashHandler
 from ui.help_texts import PAGE_HELP
 from ui.leftovers_dialog import LeftoversDialog
 from ui.message_banner import MessageBanner
+from ui.pages.base import Page
 from ui.questions import ask_to_revert
 from ui.standard_actions import HelpMenu, quit_action
 from ui.wizard import TuningWizard
 
 log = logging.getLogger(__name__)
-MIN_SIZE = (1024, 700)
 DEFAULT_SIZE = (1280, 800)
 
 
 class MainWindow(QMainWindow):
-    MIN_SIZE = MIN_SIZE
-
     def __init__(self, db_path: Path, session: TuningSession | None = None, settings: QSettings | None = None,
                  ssh_config: Path | None = None) -> None:
         super().__init__()
@@ -79,8 +77,10 @@ class MainWindow(QMainWindow):
         self.crash = CrashHandler(self, self.session.revert_all, self.session.log_path)
         self.close_question: QMessageBox | None = None
         self._may_close = False
-        self.setMinimumSize(*self.MIN_SIZE)
-        self.resize(*DEFAULT_SIZE)
+        # No minimum of its own: the layouts' fits a 960×540 screen (1920×1080 at 2×), and pages
+        # scroll below that. The first size is the default, or the screen when that is smaller.
+        room = self.screen().availableGeometry().size()
+        self.resize(min(DEFAULT_SIZE[0], room.width()), min(DEFAULT_SIZE[1], room.height()))
         geometry = self.settings.value("mainWindow/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
@@ -104,7 +104,7 @@ class MainWindow(QMainWindow):
 
     def _page_help(self) -> tuple[str, str]:
         page = self.wizard.currentPage()
-        title = page.title() if page is not None else ""
+        title = page.TITLE if isinstance(page, Page) else ""
         return f"Help: {title or 'nfs-tuner'}", PAGE_HELP.get(title, "")
 
     def check_leftovers(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QSize, Qt
+from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QListWidget, QListWidgetItem, QWidget
 
@@ -33,6 +33,8 @@ class LegendTarget(Protocol):
 
 
 class PlotLegend(QListWidget):
+    wantedChanged = Signal(int)  # the height its entries need: a legend beside it may take it as its own least
+
     def __init__(self, accessible_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("plotLegend")
@@ -48,6 +50,8 @@ class PlotLegend(QListWidget):
         self.setIconSize(SWATCH)
         self.targets: list[LegendTarget] = []  # by row: entries are only ever added
         self.itemChanged.connect(self._toggled)
+        self.wanted = 0  # what its entries need
+        self.least = 0  # what it takes at least: a partner's need, so the plots above both end level
         self.setFixedHeight(0)
 
     def add(self, target: LegendTarget, label: str) -> QListWidgetItem:
@@ -107,5 +111,15 @@ class PlotLegend(QListWidget):
         else:
             row = self.visualItemRect(self.item(0)).height()
             want = min(self.contentsSize().height(), MAX_ROWS * row) + 2 * self.frameWidth()
-        if want != self.height():
-            self.setFixedHeight(want)
+        if want != self.wanted:
+            self.wanted = want
+            self.wantedChanged.emit(want)
+        self._set_height()
+
+    def set_least_height(self, least: int) -> None:
+        self.least = least
+        self._set_height()
+
+    def _set_height(self) -> None:
+        if (height := max(self.wanted, self.least)) != self.height():
+            self.setFixedHeight(height)

@@ -1,6 +1,7 @@
 """The Run page's finished trials: a tile each that says which configuration ran, its
-figure and CV, so the admin can follow the sweep without opening the results. A column
-beside the journal, newest at the bottom: a row under the plots cost them its height."""
+figure and CV, and its latency (p99 on the tile, p50 and p99.9 too in the tooltip), so the
+admin can follow the sweep without opening the results. A column beside the journal,
+newest at the bottom: a row under the plots cost them its height."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, QWidget
 
 from app.sweep.events import TrialFinished
-from app.vocabulary import config_text, figure_text, percent_text
+from app.vocabulary import config_text, figure_text, latencies_text, latency_text, percent_text
 
-TILE_CHARS = 28  # a tile's width in average characters: "nfsd_threads=64, rsize=…"
+TILE_CHARS = 28  # a tile's least width in average characters: "nfsd_threads=64, rsize=…"
+MAX_TILE_CHARS = 64  # a tile grows to its widest line up to this; wider lines elide (the tooltip has them)
+LINES = 4  # head, configuration, figures, latency
 ICON = 16
 
 
@@ -31,6 +34,14 @@ def trial_figures(ev: TrialFinished) -> str:
     return figure_text(ev.value_bps, ev.unit) + (f", CV {percent_text(ev.cv)}" if ev.cv is not None else "")
 
 
+def trial_latency(ev: TrialFinished, *, full: bool = False) -> str:
+    """'p99 4.12 ms' (``full``: p50, p99 and p99.9), or that it was not measured."""
+    lat = ev.latency
+    if lat is None:
+        return "latency not measured"
+    return latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms) if full else f"p99 {latency_text(lat.p99_ms)}"
+
+
 class TrialStrip(QListWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +54,8 @@ class TrialStrip(QListWidget):
         self.setIconSize(QSize(ICON, ICON))
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.trials: list[TrialFinished] = []
+        self._wanted = 0  # the widest line so far, in pixels: a configuration cut short would hide the knob that changed
+        self._fitted_width = 0
         self._fit()
 
     def add(self, ev: TrialFinished) -> QListWidgetItem:
@@ -53,6 +66,8 @@ class TrialStrip(QListWidget):
         icon = QStyle.StandardPixmap.SP_DialogApplyButton if good else QStyle.StandardPixmap.SP_MessageBoxWarning
         item.setIcon(self.style().standardIcon(icon))
         self.addItem(item)
+        if self._text_width() != self._fitted_width:  # its lines asked for wider tiles
+            self._fit()
         self.scrollToItem(item)
         return item
 
@@ -61,23 +76,31 @@ class TrialStrip(QListWidget):
         super().clear()
 
     def _describe(self, item: QListWidgetItem, number: int, ev: TrialFinished) -> None:
-        """Three lines (which trial and how it went, the configuration, the figures), each cut to
-        the tile; the tooltip has them whole."""
+        """Four lines (which trial and how it went, the configuration, the figures, the latency), each
+        cut to the tile; the tooltip has them whole."""
         config, figures = config_text(dict(ev.config)), trial_figures(ev)
         head = f"#{number} {ev.workload} · {trial_mark(ev)}"
-        fm, width = self.fontMetrics(), self._text_width()
-        item.setText("\n".join(fm.elidedText(line, Qt.TextElideMode.ElideRight, width)
-                               for line in (head, config, figures)))  # fmt: skip
-        item.setToolTip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}"
+        lines = (head, config, figures, trial_latency(ev))
+        fm = self.fontMetrics()
+        self._wanted = max(self._wanted, *(fm.horizontalAdvance(line) for line in lines))
+        width = self._text_width()
+        item.setText("\n".join(fm.elidedText(line, Qt.TextElideMode.ElideRight, width) for line in lines))
+        item.setToolTip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}\n"
+                        f"{trial_latency(ev, full=True)}"
                         + (f"\n{ev.reason}" if ev.reason and ev.reason != figures else ""))  # fmt: skip
 
     def _text_width(self) -> int:
-        return self.fontMetrics().averageCharWidth() * TILE_CHARS
+        average = self.fontMetrics().averageCharWidth()
+        return min(max(average * TILE_CHARS, self._wanted), average * MAX_TILE_CHARS)
 
     def _fit(self) -> None:
-        """Tiles and the column sized by the font, so a larger font gets larger tiles, never cut lines."""
+        """Tiles and the column sized by the font and the widest line, so a larger font or a longer
+        configuration gets larger tiles, never cut lines."""
+        for row, ev in enumerate(self.trials):  # their lines in this font: how wide the tiles must be
+            self._describe(self.item(row), row + 1, ev)
+        self._fitted_width = self._text_width()
         fm = self.fontMetrics()
-        grid = QSize(ICON + 16 + self._text_width(), 3 * fm.lineSpacing() + 10)
+        grid = QSize(ICON + 16 + self._text_width(), LINES * fm.lineSpacing() + 10)
         self.setGridSize(grid)
         self.setMinimumHeight(grid.height() + 2 * self.frameWidth())
         self.setFixedWidth(grid.width() + self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
@@ -87,5 +110,6 @@ class TrialStrip(QListWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.FontChange:
+            self._wanted = 0  # measured again in the new font
             self._fit()
         super().changeEvent(event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QDialog, QListWidget, QPushButton, QWidget, QWizard
+from PySide6.QtWidgets import QDialog, QPushButton, QWidget, QWizard
 
 from app.session import TuningSession
 from ui.bridge import Bridge
@@ -31,24 +31,14 @@ class TuningWizard(QWizard):
     def __init__(self, session: TuningSession, bridge: Bridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
+        self.bridge = bridge
         self.state = WizardState()
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOptions(QWizard.WizardOption.NoCancelButton | QWizard.WizardOption.NoBackButtonOnLastPage
                         | QWizard.WizardOption.NoDefaultButton)  # fmt: skip
         self.setButtonText(QWizard.WizardButton.FinishButton, "&Finish")
         self.pages: list[Page] = []
-        for cls in PAGES:
-            page = cls(session, bridge, self.state, self)
-            self.pages.append(page)
-            self.addPage(page)
-        self.steps = QListWidget(self)
-        self.steps.setObjectName("wizardSteps")
-        self.steps.addItems([f"{i}. {p.TITLE}" for i, p in enumerate(self.pages, start=1)])
-        self.steps.setFocusPolicy(self.steps.focusPolicy().NoFocus)  # navigation is Back / Next
-        self.steps.setFixedWidth(150)
-        self.setSideWidget(self.steps)
-        self.currentIdChanged.connect(self._mark_step)
-        self._mark_step(self.currentId())
+        self._add_pages()
         self._no_default_buttons()
         self._wire_results()
 
@@ -70,9 +60,14 @@ class TuningWizard(QWizard):
             return
         super().keyPressEvent(event)
 
-    def _mark_step(self, page_id: int) -> None:
-        index = self.pageIds().index(page_id) if page_id in self.pageIds() else 0
-        self.steps.setCurrentRow(index)
+    def _add_pages(self) -> None:
+        """Every page made anew, each header naming the steps with its own in bold."""
+        titles = [cls.TITLE for cls in PAGES]
+        for index, cls in enumerate(PAGES):
+            page = cls(self.session, self.bridge, self.state, self)
+            page.header.show_steps(titles, index)
+            self.pages.append(page)
+            self.addPage(page)
 
     def page_of(self, cls: type[Page]) -> Page:
         return next(p for p in self.pages if isinstance(p, cls))
@@ -95,9 +90,8 @@ class TuningWizard(QWizard):
         run shows; the session layer forgets it too (it stays in the database)."""
         if self.session.running:
             return
-        bridge = self.pages[0].bridge
         self.session.start_over()
-        bridge.live.reset(None)  # the live plots start blank
+        self.bridge.live.reset(None)  # the live plots start blank
         self.state = WizardState()
         current = self.currentId()  # removed last: removed first, Qt would show (initialize) another old page
         for page_id in sorted(self.pageIds(), key=lambda i: i == current):
@@ -105,10 +99,7 @@ class TuningWizard(QWizard):
         for old in self.pages:
             old.deleteLater()
         self.pages = []
-        for cls in PAGES:
-            page = cls(self.session, bridge, self.state, self)
-            self.pages.append(page)
-            self.addPage(page)
+        self._add_pages()
         self._wire_results()
         self._no_default_buttons()
         self.restart()

@@ -13,8 +13,11 @@ from app.paths import resolve_db_path
 from app.report.session_data import (
     load_session_data,
     objective_views,
+    plan_goal,
     trial_figure_text,
     trial_figures,
+    trial_latency,
+    trial_latency_json,
     trial_mean,
     workload_kind,
 )
@@ -23,7 +26,7 @@ from app.store.errors import NotFoundError, StoreError
 from app.store.records import TrialRecord
 from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
-from app.vocabulary import config_text, date_text, figure_text, percent_text
+from app.vocabulary import config_text, date_text, figure_text, goal_text, latencies_text, latency_text, percent_text
 
 
 def register(subparsers: Any) -> None:
@@ -82,7 +85,9 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 views, _ = objective_views(store, s.id, telemetry=False)
                 rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
-                             "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit}
+                             "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
+                                                           "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
+                                                           "met_goal": v.met_goal}
                                              for v in views},
                              "origin": s.origin})
     except StoreError as e:
@@ -97,6 +102,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for r in rows:
         recommended: dict[str, dict[str, Any]] = r["recommended"]
         rec = ", ".join(f"{o} {config_text(v['config'])} {figure_text(v['figure_bps'], v['unit'])}"
+                        + (f" (p99 {latency_text(v['p99_ms'])})" if v["p99_ms"] is not None else "")
                         for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
         imported = "  (imported)" if r["origin"] else ""
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
@@ -110,9 +116,10 @@ def _share(value: Any) -> float | None:
 
 
 def _trial_line(t: TrialRecord) -> str:
-    fig, mean = trial_figures(t), trial_mean(t)
+    fig, mean, lat = trial_figures(t), trial_mean(t), trial_latency(t)
+    latency = f" {latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)}" if lat is not None else ""
     figure = (f"{trial_figure_text(t)} cv {percent_text(_share(fig.get('cv')))} "
-              f"dip {percent_text(_share(fig.get('deepest_dip')))}") if mean is not None else "no summary"
+              f"dip {percent_text(_share(fig.get('deepest_dip')))}{latency}") if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""
     return f"  #{t.id:<5} {t.state.value:<8} {workload_kind(t.workload):<12} {config_text(t.config)}: {figure}{reason}"
 
@@ -138,14 +145,16 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.json:
         json.dump({"session": {"id": session.id, "created": session.created, "state": session.state.value,
                                "hosts": list(session.hosts), "notes": session.notes, "origin": session.origin},
+                   "goal": plan_goal(session.plan).to_json(),
                    "trials": [{"id": t.id, "state": t.state.value, "reason": t.reason, "config": t.config,
-                               "workload": t.workload, "summary": t.summary} for t in trials],
+                               "workload": t.workload, "summary": t.summary, "latency": trial_latency_json(t)}
+                              for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
                    "snippets": snippets}, out, indent=2)  # fmt: skip
         out.write("\n")
         return 0
     out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
-              f"hosts {', '.join(session.hosts) or '-'}\n")
+              f"hosts {', '.join(session.hosts) or '-'}  goal: {goal_text(plan_goal(session.plan))}\n")
     if session.origin:
         out.write(f"  {session.origin}\n")
     out.write(f"\nTrials ({len(trials)}):\n")
@@ -155,7 +164,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not views:
         out.write("  none: no ok trial informs an objective\n")
     for v in views:
-        figure = f": {v.figure_text()}" if v.figure is not None else ""
+        figure = f": {v.figures_text()}" if v.figure is not None else ""
         out.write(f"  [{v.objective}] {config_text(v.config)}{figure}\n")
         out.writelines(f"    - {line}\n" for line in v.evidence)
         out.writelines(f"    ! {w}\n" for w in v.warnings)

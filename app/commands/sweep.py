@@ -25,7 +25,9 @@ from app.session.plan import plan_problems
 from app.store import Store
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
-from app.vocabulary import config_text, duration_text, figure_text
+from app.report.session_data import plan_goal, trial_latency_json
+from app.vocabulary import config_text, duration_text, figure_text, latencies_text
+from experiments.goals import GOALS, MAX_LOAD_IOPS, MAX_P99_MS, GoalKind
 from experiments.workloads import MIB
 
 DEFAULTS = PlanChoices()
@@ -76,6 +78,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
                    help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
+    p.add_argument("--goal", choices=GOALS, metavar="GOAL",
+                   help="what the recommendation optimises: throughput (the most), p99_cap (the most with p99 at "
+                        "most --p99-max-ms), lowest_p99 (the lowest p99 at --load-iops, else at the plan's own load); "
+                        "default throughput, or what --p99-max-ms / --load-iops imply")
+    p.add_argument("--p99-max-ms", type=arguments.finite_positive_float("ms", MAX_P99_MS), metavar="MS",
+                   help="goal p99_cap: configurations whose p99 exceeds this are left out of the choice")
+    p.add_argument("--load-iops", type=arguments.finite_positive_float("operations per second", MAX_LOAD_IOPS),
+                   metavar="N", help="goal lowest_p99: hold each client's workload to N operations per second")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
 
@@ -93,7 +103,17 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
         repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,
         allow_async=args.async_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
+        goal=_goal_name(args), p99_max_ms=args.p99_max_ms, load_iops=args.load_iops,
     )  # fmt: skip
+
+
+def _goal_name(args: argparse.Namespace) -> str:
+    """--goal, or the goal its value flags imply (--p99-max-ms: p99_cap, --load-iops: lowest_p99)."""
+    if args.goal:
+        return str(args.goal)
+    if args.p99_max_ms is not None:
+        return GoalKind.P99_CAP.value
+    return GoalKind.LOWEST_P99.value if args.load_iops is not None else GoalKind.THROUGHPUT.value
 
 
 def check_choices(choices: PlanChoices) -> None:
@@ -129,6 +149,8 @@ class _Printer:
             self.out.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
         elif isinstance(event, TrialFinished):
             what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
+            if (lat := event.latency) is not None and event.value_bps is not None:
+                what += f" ({latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)})"
             line = f"trial {event.trial_id} {event.workload} {config_text(event.config)}: {what}"
             self.out.write(("\r\x1b[K" if self.tty else "") + line + "\n")
         elif isinstance(event, Message):
@@ -179,8 +201,10 @@ def main(args: argparse.Namespace) -> int:
         if args.json:
             json.dump({
                 "session": sid, "state": store.get_session(sid).state.value,
+                "goal": plan_goal(store.get_session(sid).plan).to_json(),
                 "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
-                            "mean_bps": (t.summary or {}).get("mean")} for t in trials],
+                            "mean_bps": (t.summary or {}).get("mean"), "latency": trial_latency_json(t)}
+                           for t in trials],
                 "revert_problems": list(finished[-1].problems) if finished else [],
                 "topups": finished[-1].topups if finished else 0,
                 "paused_for": finished[-1].paused_for if finished else "",

@@ -67,6 +67,11 @@ def address(value: str, what: str = "address") -> str:
     return host_name(value, what)
 
 
+def mount_source(server: str, export: str) -> str:
+    """SERVER:/PATH as mount(8) reads it: an IPv6 address goes in brackets, or its colons split the path."""
+    return f"[{server}]:{export}" if ":" in server and is_ip(server) else f"{server}:{export}"
+
+
 def ip_address(value: str, what: str = "address") -> str:
     """An IP address literal (what a host reports: getent, a route's source)."""
     _no_option(value, what, "an IP address")

@@ -14,7 +14,7 @@ from typing import Protocol
 from app.facts.parse_nfs import parse_exportfs
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostConnection
-from app.hosts.remote_args import absolute_path, address, word
+from app.hosts.remote_args import absolute_path, address, mount_source, word
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobError, KnobSpec, Step, Value, as_int, remote_value, write_file
 
@@ -216,7 +216,7 @@ class ScratchMount:
         return str(entry.dev)
 
     def set_steps(self, value: Value) -> list[Step]:
-        source = f"{self.server}:{self.export}"
+        source = mount_source(self.server, self.export)
         return [
             Step(("mkdir", "-p", "-m", "0755", self.mount_point)),
             Step(("mount", "-t", "nfs", "-o", str(value), source, self.mount_point)),

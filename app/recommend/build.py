@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import statistics as st
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.recommend import evidence as ev
@@ -24,13 +24,16 @@ from app.recommend.model import (
     Stability,
     plain,
 )
+from app.recommend.goal_rule import config_latency, goal_claim, inverse_p99s, left_out, p99_gain
 from app.recommend.objectives import OBJECTIVES, objective_of
-from app.recommend.ranking import config_key, rank, sustainable
+from app.recommend.ranking import config_key, numbered, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
-from app.vocabulary import BYTES, config_text, figure_text, unit_of
+from app.vocabulary import BYTES, config_text, figure_text, goal_text, latency_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
+from experiments.goals import Goal, GoalKind
+from experiments.latency import Latency
 from experiments.plan import Plan
 from experiments.statistics import compare, estimate
 
@@ -51,6 +54,8 @@ class TrialFigures:
     deepest_dip: float
     dips: int
     telemetry: TelemetryDigest
+    latency: Latency | None = None  # the clients' merged histogram's figures; None: not measured (older sessions)
+    ops_per_s: float | None = None  # operations per second over every client (what a rate-capped load served)
 
 
 def sustained(figs: Sequence[TrialFigures]) -> list[float]:
@@ -82,7 +87,8 @@ def figures_of(trial: TrialRecord, telemetry: TelemetryDigest) -> TrialFigures |
         trial_id=trial.id, order=trial.order_index, config=dict(trial.config), mean=mean, median=median,
         p5=_num(fig, "p5", mean) or 0.0, cv=_num(fig, "cv", 0.0) or 0.0,
         deepest_dip=_num(fig, "deepest_dip", 0.0) or 0.0, dips=int(_num(fig, "dips", 0) or 0),
-        telemetry=telemetry,
+        telemetry=telemetry, latency=Latency.from_json(summary.get("latency")),
+        ops_per_s=_num(summary, "ops_per_s", _num(fig, "ops_per_s")),
     )
 
 
@@ -105,6 +111,7 @@ def config_result(figs: Sequence[TrialFigures], confidence: float = 0.95) -> Con
             deepest_dip=float(st.median(f.deepest_dip for f in figs)),
             dips=float(st.median(f.dips for f in figs)),
         ),
+        latency=config_latency([f.latency for f in figs]),
     )
 
 
@@ -150,8 +157,10 @@ def recommend_objective(
     allow_async: bool = False,
     baseline: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
+    goal: Goal = Goal(),
 ) -> ObjectiveRecommendation | None:
-    """The recommendation for one objective from its ok trials' figures (the rule: app.recommend.choice)."""
+    """The recommendation for one objective from its ok trials' figures (the rule: app.recommend.choice;
+    the goal's part: app.recommend.goal_rule)."""
     unit = unit_of(objective)
     groups: dict[str, list[TrialFigures]] = {}
     for f in figures:
@@ -162,25 +171,57 @@ def recommend_objective(
         warnings.append("async configurations were measured but left out: the admin did not opt in to async.")
     if not candidates:
         return None
+    by_p99 = goal.kind is GoalKind.LOWEST_P99
     results = {k: config_result(g, confidence) for k, g in candidates.items()}
-    ranking = rank(list(results.values()))
+    served = {k: _mean_or_none([f.ops_per_s for f in g]) for k, g in candidates.items()}
+    out = left_out(goal, results, served, ceilings.clients)
+    results = {k: replace(r, meets_goal=k not in out) for k, r in results.items()}
+    fit = {k: g for k, g in candidates.items() if k not in out}
+    ranking = numbered([*rank([results[k] for k in fit], by_p99=by_p99),
+                        *rank([results[k] for k in out], by_p99=by_p99)])  # fmt: skip
     best = ranking[0]
     by_key = {config_key(r.config): r for r in ranking}
     base_key = _find_baseline(candidates, baseline)
     base = by_key.get(base_key) if base_key else None
-    verdict = choose({k: sustained(g) for k, g in candidates.items()}, list(by_key), base_key, confidence)
-    chosen_key = verdict.chosen or base_key or config_key(best.config)
+    lines = [ev.goal_line(goal)] if goal.latency else []
+    if out:
+        lines.append(ev.left_out_text(out, {k: by_key[k].config for k in out}))
+    if not fit:
+        kept = dict(base.config) if base is not None else dict(baseline or {})
+        warnings.append(f"No configuration meets the goal ({goal_text(goal)}): nothing is recommended.")
+        return ObjectiveRecommendation(
+            objective=objective, config=kept, best=best, baseline=base, gain=None,
+            ceiling=CeilingShare(None, None, Layer.UNKNOWN), evidence=(ev.nothing_meets(objective, goal, kept), *lines),
+            ranking=ranking, changed=False, warnings=tuple(warnings), unit=unit,
+            rule="no configuration met the goal", goal=goal, met_goal=False,
+        )  # fmt: skip
+    base_in = base_key if base_key in fit else None
+    values = {k: inverse_p99s([f.latency for f in g]) if by_p99 else sustained(g) for k, g in fit.items()}
+    order = [config_key(r.config) for r in ranking if r.meets_goal]
+    verdict = choose(values, order, base_in, confidence, claim=goal_claim(goal))
+    if base_key is not None and base_in is None:  # measured, but the goal left it out: anything that meets it is better
+        verdict = replace(verdict, rule=(f"the current settings miss the goal ({out[base_key]}), so no gain over "
+                                         "them needs testing: the best-ranked configuration that meets it, with "
+                                         "repeated runs where there are any, is chosen"))  # fmt: skip
+    chosen_key = verdict.chosen or base_in or order[0]
     chosen = by_key[chosen_key]
     changed = chosen_key != base_key
     # the gain shown: of the change made, or, when the baseline stays, of the best that did not make it
     contender = chosen if changed else best
-    gain = _gain(candidates, base_key, config_key(contender.config), verdict, confidence) if base_key else None
+    contender_key = config_key(contender.config)
+    if not base_key:
+        gain = None
+    elif by_p99:
+        gain = p99_gain([f.latency for f in candidates[base_key]], [f.latency for f in candidates[contender_key]],
+                        verdict.versus.get(contender_key), confidence)  # fmt: skip
+    else:
+        gain = _gain(candidates, base_key, contender_key, verdict, confidence)
     runner_up = _runner_up(ranking, chosen, base_key, verdict, confidence)
 
     best_sync: ConfigResult | None = None
     async_gain: Gain | None = None
     if _is_async(chosen.config):
-        sync = [r for r in ranking if not _is_async(r.config)]
+        sync = [r for r in ranking if not _is_async(r.config) and r.meets_goal]
         if sync:
             best_sync = sync[0]
             async_gain = gain_of(candidates[config_key(best_sync.config)], candidates[chosen_key], confidence)
@@ -191,11 +232,18 @@ def recommend_objective(
     base_tel = tel.get(base_key) if base_key else None
     share = ceiling_share(objective, chosen.throughput.mean, ceilings, chosen_tel) if unit == BYTES \
         else CeilingShare(None, None, Layer.UNKNOWN)  # the ceilings are byte rates
-    lines = [ev.headline(objective, chosen, unit, what="Recommended" if changed else "Kept"),
-             f"Chosen by the rule: {verdict.rule}.",
-             ev.versus_baseline(contender, base, gain, changed, unit)]
+    what = "Recommended" if changed else "Kept"
+    head = ev.latency_headline(objective, chosen, unit, what=what) if by_p99 else ev.headline(objective, chosen, unit, what=what)
+    if base is not None and base_key is not None and base_in is None:
+        versus = ev.versus_missed(contender, base, gain, out[base_key], unit, by_p99)
+    elif by_p99:
+        versus = ev.latency_versus_baseline(contender, base, gain, changed)
+    else:
+        versus = ev.versus_baseline(contender, base, gain, changed, unit)
+    lines = [head, *lines, f"Chosen by the rule: {verdict.rule}.", versus]
     if base is not None and changed:
         for sentence in (
+            None if by_p99 else ev.latency_change(chosen, base),
             ev.threads_sentence(chosen, base, gain, chosen_tel, base_tel),
             ev.stability_change(chosen, base, unit),
             ev.stripe_cache_sentence(chosen, base, chosen_tel, base_tel),
@@ -203,11 +251,13 @@ def recommend_objective(
             if sentence:
                 lines.append(sentence)
     if best is not chosen and (changed or best.throughput.n < MIN_RUNS):
-        lines.append(_why_not_top(best, chosen, verdict, unit))
+        lines.append(_why_not_top(best, chosen, verdict, unit, by_p99))
     if runner_up is not None:
         lines.append(f"Runner-up, within the noise of it: {config_text(runner_up.config)} "
-                     f"({figure_text(runner_up.sustainable.mean, unit)}); either will do.")
+                     f"({_shown(runner_up, unit, by_p99)}); either will do.")
     lines.append(ev.stability_text(chosen, unit))
+    if (latency := ev.latency_line(chosen)) is not None:
+        lines.append(latency)
     if unit == BYTES:
         lines.append(ev.ceiling_text(share, ceilings, chosen_tel))
     if best_sync is not None:
@@ -220,8 +270,20 @@ def recommend_objective(
         objective=objective, config=dict(chosen.config), best=best, baseline=base, gain=gain,
         ceiling=share, evidence=tuple(lines), ranking=ranking, changed=changed,
         best_sync=best_sync, async_gain=async_gain, warnings=tuple(warnings),
-        unit=unit, rule=verdict.rule, runner_up=runner_up,
+        unit=unit, rule=verdict.rule, runner_up=runner_up, goal=goal,
     )
+
+
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return sum(got) / len(got) if got else None
+
+
+def _shown(r: ConfigResult, unit: str, by_p99: bool) -> str:
+    """The figure a configuration is ranked by, in words."""
+    if by_p99:
+        return f"p99 {latency_text(r.latency.p99_ms if r.latency else None)}"
+    return figure_text(r.sustainable.mean, unit)
 
 
 def _gain(candidates: Mapping[str, list[TrialFigures]], base_key: str, chosen_key: str, verdict: Choice,
@@ -251,14 +313,15 @@ def _runner_up(ranking: Sequence[ConfigResult], chosen: ConfigResult, base_key: 
     return None
 
 
-def _why_not_top(best: ConfigResult, chosen: ConfigResult, verdict: Choice, unit: str) -> str:
-    top = f"{config_text(best.config)} ranks first ({figure_text(best.sustainable.mean, unit)})"
+def _why_not_top(best: ConfigResult, chosen: ConfigResult, verdict: Choice, unit: str, by_p99: bool = False) -> str:
+    top = f"{config_text(best.config)} ranks first ({_shown(best, unit, by_p99)})"
     if best.throughput.n < MIN_RUNS:
         return (f"{top} but was kept from only {best.throughput.n} run(s): too few to recommend; "
                 "a further sweep should repeat it.")
     v = verdict.versus.get(config_key(best.config))
     if v is not None and not v.beyond_noise:
-        return f"{top} but its gain over the current settings is within the noise (its runs disagree too much)."
+        what = "its p99 reduction against" if by_p99 else "its gain over"
+        return f"{top} but {what} the current settings is within the noise (its runs disagree too much)."
     return f"{top} but is not the choice."
 
 
@@ -284,6 +347,7 @@ def recommend(
     server_host: str | None = None,
     confidence: float = 0.95,
     telemetry: bool = True,
+    goal: Goal = Goal(),
 ) -> SessionRecommendation:
     """Rank a session's ok trials per objective; broken and suspicious ones are reported, not used.
 
@@ -317,7 +381,8 @@ def recommend(
     recs = [
         r for objective in OBJECTIVES if objective in by_objective
         for r in [recommend_objective(objective, by_objective[objective], ceilings=ceilings,
-                                      allow_async=allow_async, baseline=base, confidence=confidence)]
+                                      allow_async=allow_async, baseline=base, confidence=confidence,
+                                      goal=goal)]
         if r is not None
     ]
     notes = (f"{len(excluded)} trial(s) excluded: see 'excluded'.",) if excluded else ()

@@ -154,8 +154,11 @@ def choose(
     order: Sequence[str],
     baseline: str | None,
     confidence: float = 0.95,
+    claim: str = "gain over the current settings",
 ) -> Choice:
-    """``values``: each configuration's kept figures; ``order``: the keys best first (the ranking)."""
+    """``values``: each configuration's kept figures, higher better; ``order``: the keys best first (the
+    ranking). A lower-is-better figure (p99) goes in as its inverse: on the log scale the test is the same,
+    and ``claim`` words what it shows ("p99 reduction against the current settings")."""
     groups = {k: noise_of(v) for k, v in values.items() if v}
     pool, pool_df = pooled(groups)
     eligible = [k for k in order if k in groups and groups[k].n >= MIN_RUNS]
@@ -170,7 +173,7 @@ def choose(
     tests = [versus(k, groups[k], groups[baseline], pool, pool_df) for k in eligible if k != baseline]
     judged = holm(tests, alpha) if tests else {}
     winners = [k for k in order if k in judged and judged[k].beyond_noise]
-    rule = (f"the highest-ranked configuration whose gain over the current settings is beyond the run-to-run "
+    rule = (f"the highest-ranked configuration whose {claim} is beyond the run-to-run "
             f"noise: {len(tests)} candidate(s) with ≥ {MIN_RUNS} runs each tested against them (one-sided t, "
             f"Holm-corrected, {percent_text(confidence)}; noise pooled over {pool_df} degree(s) of freedom)")
     return Choice(winners[0] if winners else None, judged, pool_df, rule, groups, pool)

@@ -10,12 +10,13 @@ stored recommendation: one session, one recommendation, whoever asks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.recommend.build import recommend
 from app.recommend.model import Ceilings, SessionRecommendation
 from app.store.store import Store
+from experiments.goals import Goal
 
 CEILING = "ceiling"  # the host-facts role of a measured ceiling
 
@@ -56,6 +57,7 @@ class SessionContext:
     ceilings: Ceilings
     allow_async: bool
     server: str | None
+    goal: Goal = field(default_factory=Goal)  # what the plan chose to optimise; older sessions: throughput
 
 
 def session_context(store: Store, sid: int) -> SessionContext:
@@ -65,11 +67,11 @@ def session_context(store: Store, sid: int) -> SessionContext:
     server = sweep.get("server") if isinstance(sweep.get("server"), str) else None
     clients = [str(c) for c in sweep["clients"]] if isinstance(sweep.get("clients"), list) else None
     ceilings = stored_ceilings(store, sid, server, clients) or Ceilings(clients=len(clients) if clients else 1)
-    return SessionContext(ceilings, bool(sweep.get("async_opt_in", False)), server)
+    return SessionContext(ceilings, bool(sweep.get("async_opt_in", False)), server, Goal.stored(sweep.get("goal")))
 
 
 def recommend_session(store: Store, sid: int, *, telemetry: bool = True) -> SessionRecommendation:
     """The recommendation for a session in its own context (see the module's docstring)."""
     ctx = session_context(store, sid)
     return recommend(store, sid, ceilings=ctx.ceilings, allow_async=ctx.allow_async, server_host=ctx.server,
-                     telemetry=telemetry)  # fmt: skip
+                     telemetry=telemetry, goal=ctx.goal)  # fmt: skip

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Layer
 from app.recommend.telemetry import TelemetryDigest
-from app.vocabulary import BYTES, change_text, config_text, figure_text, gain_text, knob_value_text, percent_text
+from app.vocabulary import (
+    BYTES,
+    change_text,
+    config_text,
+    figure_text,
+    gain_text,
+    goal_text,
+    knob_value_text,
+    latencies_text,
+    latency_text,
+    percent_text,
+)
+from experiments.goals import Goal
 
 ASYNC_RISK = (
     "Risk of async: the server acknowledges writes before they reach its disk; if the "
@@ -148,3 +160,72 @@ def async_text(best_async: ConfigResult, best_sync: ConfigResult, gain: Gain | N
             f"the best sync configuration ({config_text(best_sync.config)}, "
             f"{figure_text(best_sync.sustainable.mean, unit)}): "
             f"{diff}{noise}. {ASYNC_RISK}")
+
+
+def latency_line(result: ConfigResult) -> str | None:
+    """Its latency, merged over every client and run; None when it was not measured."""
+    lat = result.latency
+    if lat is None:
+        return None
+    return (f"Latency over {lat.n} run(s), every client's operations in one histogram: "
+            f"{latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)} (max {latency_text(lat.max_ms)}).")
+
+
+def latency_change(best: ConfigResult, baseline: ConfigResult) -> str | None:
+    """'p99 4.12 ms → 2.31 ms (p50 …, p99.9 …)' against the current settings; None when either was not measured."""
+    a, b = baseline.latency, best.latency
+    if a is None or b is None:
+        return None
+    return (f"Latency against the current settings: p99 {latency_text(a.p99_ms)} → {latency_text(b.p99_ms)} "
+            f"(p50 {latency_text(a.p50_ms)} → {latency_text(b.p50_ms)}, "
+            f"p99.9 {latency_text(a.p999_ms)} → {latency_text(b.p999_ms)}).")
+
+
+def goal_line(goal: Goal) -> str:
+    return f"Goal: {goal_text(goal)}."
+
+
+def left_out_text(reasons: dict[str, str], configs: dict[str, dict[str, object]], most: int = 5) -> str:
+    """The configurations the goal left out of the choice, and why (the first ``most`` of them)."""
+    named = [f"{config_text(configs[k])} ({why})" for k, why in list(reasons.items())[:most]]
+    more = f"; and {len(reasons) - most} more" if len(reasons) > most else ""
+    return f"Left out of the choice by the goal: {'; '.join(named)}{more}."
+
+
+def nothing_meets(objective: str, goal: Goal, kept: dict[str, object]) -> str:
+    return (f"No configuration measured for {objective} meets the goal ({goal_text(goal)}): nothing is recommended"
+            + (f"; keep the current settings {config_text(kept)}." if kept else "."))
+
+
+def latency_headline(objective: str, best: ConfigResult, unit: str = BYTES, *, what: str = "Best") -> str:
+    """The lowest-p99 goal's headline: the p99 first, the throughput it came with after."""
+    lat = best.latency
+    figures = latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms) if lat is not None else "latency not measured"
+    return (f"{what} for {objective}: {config_text(best.config)} — {figures} over {lat.n if lat else 0} run(s), "
+            f"at {figure_text(best.throughput.mean, unit)}.")
+
+
+def latency_versus_baseline(best: ConfigResult, baseline: ConfigResult | None, gain: Gain | None, changed: bool) -> str:
+    """The lowest-p99 goal's comparison with the current settings, on p99."""
+    if baseline is None or gain is None or baseline.latency is None or best.latency is None:
+        return "The current settings' p99 was not measured (no run of them was kept), so there is no change to state."
+    if best.config == baseline.config:
+        return "The current (baseline) configuration already has the lowest p99 measured: keep it."
+    change = (f"p99 {latency_text(baseline.latency.p99_ms)} → {latency_text(best.latency.p99_ms)} "
+              f"({_gain(gain)})")
+    base = f"the current settings {config_text(baseline.config)}"
+    if changed:
+        return f"Against {base}: {change}, beyond the run-to-run noise."
+    return f"Against {base}: {change}, which is within the run-to-run noise: keep the current settings."
+
+
+def versus_missed(best: ConfigResult, baseline: ConfigResult, gain: Gain | None, why: str, unit: str = BYTES,
+                  by_p99: bool = False) -> str:  # fmt: skip
+    """Against current settings the goal left out: the change stands on meeting the goal, not on a tested gain."""
+    if by_p99 and best.latency is not None and baseline.latency is not None:
+        change = f"p99 {latency_text(baseline.latency.p99_ms)} → {latency_text(best.latency.p99_ms)}"
+    else:
+        change = _gain(gain) if gain is not None else "no comparable figure"
+    return (f"Against the current settings {config_text(baseline.config)} "
+            f"({figure_text(baseline.sustainable.mean, unit)}), which miss the goal ({why}): {change}; "
+            "the change stands on meeting the goal.")

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from experiments.goals import Goal
 from experiments.statistics import Estimate
 
 Knobs = dict[str, Any]  # knob name -> value, as stored with the trials
@@ -76,6 +77,17 @@ class Stability:
 
 
 @dataclass(frozen=True, slots=True)
+class LatencyFigures:
+    """A configuration's latency: every operation of every client in every run it kept, in one histogram (ms)."""
+
+    n: int  # runs that measured latency
+    p50_ms: float
+    p99_ms: float
+    p999_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigResult:
     """One configuration on one objective, over its ok trials."""
 
@@ -85,6 +97,8 @@ class ConfigResult:
     sustainable: Interval  # the ranked figure: means penalised by deep dips (see ranking)
     stability: Stability
     rank: int = 0  # 1 = best
+    latency: LatencyFigures | None = None  # None: no run measured it (sessions before latency was kept)
+    meets_goal: bool = True  # False: the goal leaves it out of the choice (its p99 over the limit, …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +167,8 @@ class ObjectiveRecommendation:
     unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
     rule: str = ""  # how the configuration was chosen, in words (app.recommend.choice)
     runner_up: ConfigResult | None = None  # the next candidate, named when it was close
+    goal: Goal = field(default_factory=Goal)  # what the choice optimised (experiments.goals)
+    met_goal: bool = True  # False: no configuration met the goal, so nothing is recommended (config: keep today's)
 
     def to_json(self) -> dict[str, Any]:
         return dict(plain(asdict(self)))

@@ -11,7 +11,8 @@ noise (the same 0.8 the stability summary counts dips with), so they cost nothin
 trial that fell to 40 % of its median (dip 0.6) loses 0.5 × 0.4 = 20 %. A setting that
 bursts higher but collapses now and then therefore ranks below a steady one with a
 slightly lower mean. Configurations are ordered by the mean of their trials'
-sustainable figures; ties go to the lower median coefficient of variation.
+sustainable figures; ties go to the lower median coefficient of variation. Under the
+goal "lowest p99" (experiments.goals) they are ordered by p99 instead, lowest first.
 """
 
 from __future__ import annotations
@@ -35,10 +36,17 @@ def config_key(config: Mapping[str, object]) -> str:
     return ",".join(f"{k}={config[k]}" for k in sorted(config))
 
 
-def rank(results: Sequence[ConfigResult]) -> tuple[ConfigResult, ...]:
-    """Best first, with rank numbers filled in."""
-    ordered = sorted(
-        results,
-        key=lambda r: (-r.sustainable.mean, r.stability.median_cv, config_key(r.config)),
-    )
-    return tuple(replace(r, rank=i + 1) for i, r in enumerate(ordered))
+def rank(results: Sequence[ConfigResult], *, by_p99: bool = False) -> tuple[ConfigResult, ...]:
+    """Best first, with rank numbers filled in. ``by_p99`` (the goal lowest_p99): the lowest p99 of
+    the merged histogram first, ties to the higher sustainable figure; unmeasured latency last."""
+    if by_p99:
+        ordered = sorted(results, key=lambda r: (r.latency is None, r.latency.p99_ms if r.latency else 0.0,
+                                                 -r.sustainable.mean, config_key(r.config)))  # fmt: skip
+    else:
+        ordered = sorted(results, key=lambda r: (-r.sustainable.mean, r.stability.median_cv, config_key(r.config)))
+    return numbered(ordered)
+
+
+def numbered(results: Sequence[ConfigResult]) -> tuple[ConfigResult, ...]:
+    """The results in this order, ranked 1, 2, …"""
+    return tuple(replace(r, rank=i + 1) for i, r in enumerate(results))

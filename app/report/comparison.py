@@ -2,7 +2,9 @@
 
 Each row compares the per-repetition means of the ok trials (experiments.statistics.compare,
 Welch): the difference is B − A, and "beyond noise" means its interval excludes zero.
-A row per objective compares the two sessions' best configurations.
+A row per objective compares the two sessions' best configurations. Beside the means, each
+side's p99: every operation of the configuration's ok runs in one histogram (None where the
+session kept no latency).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.recommend.goal_rule import config_latency
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key
-from app.report.session_data import ok_means
+from app.report.session_data import ok_means, trial_latency
 from app.store.records import TrialRecord
+from app.store.states import TrialState
 from app.vocabulary import config_text, unit_of
 from experiments.statistics import Comparison, compare, estimate
 
@@ -40,6 +44,8 @@ class ComparisonRow:
     low: float | None  # the difference's interval (None: too few runs)
     high: float | None
     beyond_noise: bool | None  # None: one side missing
+    p99_a: float | None = None  # ms, over the side's ok runs; None: not measured
+    p99_b: float | None = None
 
     @property
     def unit(self) -> str:
@@ -68,14 +74,23 @@ def _finite(x: float) -> float | None:
 
 
 def _row(objective: str, label: str, ca: dict[str, Any] | None, cb: dict[str, Any] | None,
-         a: Sequence[float], b: Sequence[float]) -> ComparisonRow:
+         a: Sequence[float], b: Sequence[float], p99s: tuple[float | None, float | None] = (None, None)) -> ComparisonRow:
     if not a or not b:
-        return ComparisonRow(objective, label, ca, cb, _side(a), _side(b), None, None, None, None, None)
+        return ComparisonRow(objective, label, ca, cb, _side(a), _side(b), None, None, None, None, None, *p99s)
     c: Comparison = compare(a, b)
     return ComparisonRow(
         objective, label, ca, cb, _side(a), _side(b), c.diff, _finite(c.rel_diff),
-        _finite(c.low), _finite(c.high), c.beyond_noise,
+        _finite(c.low), _finite(c.high), c.beyond_noise, *p99s,
     )
+
+
+def _p99(trials: Sequence[TrialRecord], objective: str, key: str | None) -> float | None:
+    """The configuration's p99 over its ok runs' merged histograms."""
+    if key is None:
+        return None
+    lat = config_latency([trial_latency(t) for t in trials if t.state == TrialState.OK
+                          and objective_of(t.workload) == objective and config_key(t.config) == key])  # fmt: skip
+    return lat.p99_ms if lat is not None else None
 
 
 def _configs(trials: Sequence[TrialRecord], objective: str) -> dict[str, dict[str, Any]]:
@@ -98,8 +113,10 @@ def compare_sessions(trials_a: Sequence[TrialRecord], trials_b: Sequence[TrialRe
         rows.append(_row(
             objective, "best", ca.get(ba) if ba else None, cb.get(bb) if bb else None,
             ok_means(trials_a, objective, ba) if ba else [], ok_means(trials_b, objective, bb) if bb else [],
+            (_p99(trials_a, objective, ba), _p99(trials_b, objective, bb)),
         ))
         for key in sorted(ca.keys() | cb.keys()):
             rows.append(_row(objective, config_text(ca.get(key) or cb.get(key) or {}), ca.get(key), cb.get(key),
-                             ok_means(trials_a, objective, key), ok_means(trials_b, objective, key)))
+                             ok_means(trials_a, objective, key), ok_means(trials_b, objective, key),
+                             (_p99(trials_a, objective, key), _p99(trials_b, objective, key))))
     return rows

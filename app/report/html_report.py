@@ -18,10 +18,13 @@ from typing import Any
 from app import __version__
 from app.report.charts import knob_charts, over_time_charts
 from app.report.session_data import (
+    LATENCY_HEADERS,
     SessionData,
     load_session_data,
+    plan_goal,
     plan_summary,
     trial_figure_text,
+    trial_latency_cells,
     trial_ops,
     workload_kind,
 )
@@ -36,6 +39,7 @@ from app.vocabulary import (
     data_text,
     date_text,
     figure_text,
+    goal_text,
     interval_text,
     knob_value_text,
     memory_text,
@@ -83,7 +87,7 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Iterable
 def _meta(data: SessionData) -> str:
     s = data.session
     rows = [("Date", date_text(s.created)), ("State", s.state.value), ("Hosts", ", ".join(s.hosts) or "—"),
-            ("Plan", plan_summary(s.plan)), ("Trials", str(len(data.trials))),
+            ("Plan", plan_summary(s.plan)), ("Goal", goal_text(plan_goal(s.plan))), ("Trials", str(len(data.trials))),
             ("Samples", f"{data.sample_count:,}")]
     if s.origin:
         rows.append(("Origin", s.origin))
@@ -127,11 +131,11 @@ def _recommendations(data: SessionData) -> str:
         for w in o.warnings:
             out.append(f'<p class="warn">⚠ {_e(w)}</p>')
         out.append(_table(
-            ("Rank", "Configuration", "Sustainable", "Mean", "Runs", "Median CV", "Deepest dip", "Trials"),
-            [(r.rank, config_text(r.config), interval_text(r.sustainable, r.sustainable_half_width, o.unit),
-              interval_text(r.mean, r.half_width, o.unit), r.n, percent_text(r.median_cv), percent_text(r.deepest_dip),
-              ", ".join(f"#{t}" for t in r.trial_ids)) for r in o.ranking],
-            numeric=(0, 2, 3, 4, 5, 6), cls="ranking"))
+            ("Rank", "Configuration", "Sustainable", "Mean", *LATENCY_HEADERS, "Runs", "Median CV", "Deepest dip", "Trials"),
+            [(r.rank, r.config_cell(), interval_text(r.sustainable, r.sustainable_half_width, o.unit),
+              interval_text(r.mean, r.half_width, o.unit), *r.latency_cells(), r.n, percent_text(r.median_cv),
+              percent_text(r.deepest_dip), ", ".join(f"#{t}" for t in r.trial_ids)) for r in o.ranking],
+            numeric=(0, *range(2, 10)), cls="ranking"))
     if data.excluded:
         out.append("<h3>Excluded trials</h3>" + _table(
             ("Trial", "Configuration", "State", "Reason"),
@@ -243,11 +247,12 @@ def _journal(data: SessionData) -> str:
 
 def _trials(data: SessionData) -> str:
     marks = [trial_mark(t) for t in data.trials]
-    return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", "Reason, warnings"),
+    return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", *LATENCY_HEADERS,
+                   "Reason, warnings"),
                   [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config),
                     SYMBOL[m] + t.state.value, trial_figure_text(t), figure_text(trial_ops(t), OPS),
-                    "; ".join(x for x in (t.reason, *trial_warnings(t)) if x))
-                   for t, m in zip(data.trials, marks, strict=True)], numeric=(2, 5, 6), cls="trials", marks=marks)
+                    *trial_latency_cells(t), "; ".join(x for x in (t.reason, *trial_warnings(t)) if x))
+                   for t, m in zip(data.trials, marks, strict=True)], numeric=(2, *range(5, 10)), cls="trials", marks=marks)
 
 
 def render_html(data: SessionData, samples: SampleArrays) -> str:

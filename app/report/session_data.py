@@ -22,7 +22,10 @@ from app.snippets.model import Snippet
 from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
-from app.vocabulary import BYTES, OPS, config_text, figure_text, unit_of, workload_id
+from app.vocabulary import BYTES, OPS, config_text, figure_text, goal_text, latency_text, unit_of, workload_id
+from app.vocabulary.figures import MISSING
+from experiments.goals import Goal
+from experiments.latency import Latency
 
 
 def _mapping(value: Any, default: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -56,6 +59,28 @@ def trial_figure_text(trial: TrialRecord) -> str:
     return figure_text(trial_mean(trial), trial_unit(trial))
 
 
+LATENCY_HEADERS = ("p50", "p99", "p99.9")  # the latency columns of every ranking and trials table
+
+
+def trial_latency(trial: TrialRecord) -> Latency | None:
+    """The trial's latency (its clients' merged histogram's figures); None for older sessions' trials."""
+    s = trial.summary if isinstance(trial.summary, Mapping) else {}
+    return Latency.from_json(s.get("latency"))
+
+
+def trial_latency_json(trial: TrialRecord) -> dict[str, Any] | None:
+    """The trial's latency figures for --json (the histogram stays in the summary); None when not kept."""
+    lat = trial_latency(trial)
+    return lat.figures() if lat is not None else None
+
+
+def trial_latency_cells(trial: TrialRecord) -> tuple[str, str, str]:
+    """p50, p99 and p99.9 as the trials tables show them ('—' each when the trial kept none)."""
+    lat = trial_latency(trial)
+    return (latency_text(lat.p50_ms), latency_text(lat.p99_ms), latency_text(lat.p999_ms)) if lat is not None \
+        else (MISSING, MISSING, MISSING)
+
+
 def trial_ops(trial: TrialRecord) -> float | None:
     s = trial.summary if isinstance(trial.summary, Mapping) else {}
     return _num(s.get("ops_per_s", trial_figures(trial).get("ops_per_s")))
@@ -82,6 +107,12 @@ def plan_summary(plan: Any) -> str:
     return " · ".join(p for p in parts if p) or "—"
 
 
+def plan_goal(plan: Any) -> Goal:
+    """The goal a stored plan chose (experiments.goals); throughput for older sessions."""
+    sweep = _mapping(_mapping(plan).get("sweep"))
+    return Goal.stored(sweep.get("goal"))
+
+
 @dataclass(frozen=True, slots=True)
 class RankedConfig:
     rank: int
@@ -94,6 +125,18 @@ class RankedConfig:
     sustainable_half_width: float | None
     median_cv: float | None
     deepest_dip: float | None
+    p50_ms: float | None = None  # the configuration's latency over its runs; None: not measured
+    p99_ms: float | None = None
+    p999_ms: float | None = None
+    meets_goal: bool = True  # False: the session's goal left it out of the choice
+
+    def latency_cells(self) -> tuple[str, str, str]:
+        """p50, p99 and p99.9 as every ranking table shows them ('—' when not measured)."""
+        return latency_text(self.p50_ms), latency_text(self.p99_ms), latency_text(self.p999_ms)
+
+    def config_cell(self) -> str:
+        """The configuration, marked when the goal left it out of the choice."""
+        return config_text(self.config) + ("" if self.meets_goal else " (left out by the goal)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +152,8 @@ class ObjectiveView:
     gain_rel: float | None
     gain_beyond_noise: bool | None
     stored: bool  # False: computed now from the trials, not what the sweep saved
+    goal: Goal = field(default_factory=Goal)  # what the choice optimised (older recommendations: throughput)
+    met_goal: bool = True  # False: no configuration met the goal; nothing is recommended
 
     @classmethod
     def from_json(cls, objective: str, data: Mapping[str, Any], *, stored: bool) -> ObjectiveView:
@@ -119,12 +164,15 @@ class ObjectiveView:
             tp = _mapping(r.get("throughput"))
             su = _mapping(r.get("sustainable"), tp)
             stab = _mapping(r.get("stability"))
+            lat = _mapping(r.get("latency"))
             ranking.append(RankedConfig(
                 rank=int(r.get("rank") or i + 1), config=dict(r.get("config") or {}),
                 trial_ids=tuple(int(t) for t in r.get("trial_ids") or ()), n=int(tp.get("n") or 0),
                 mean=_num(tp.get("mean")) or 0.0, half_width=_num(tp.get("half_width")),
                 sustainable=_num(su.get("mean")) or 0.0, sustainable_half_width=_num(su.get("half_width")),
                 median_cv=_num(stab.get("median_cv")), deepest_dip=_num(stab.get("deepest_dip")),
+                p50_ms=_num(lat.get("p50_ms")), p99_ms=_num(lat.get("p99_ms")), p999_ms=_num(lat.get("p999_ms")),
+                meets_goal=r.get("meets_goal") is not False,
             ))
         gain = data.get("gain") if isinstance(data.get("gain"), Mapping) else None
         return cls(
@@ -134,7 +182,7 @@ class ObjectiveView:
             ranking=tuple(ranking),
             gain_rel=_num(gain.get("rel")) if gain else None,
             gain_beyond_noise=bool(gain.get("beyond_noise")) if gain else None,
-            stored=stored,
+            stored=stored, goal=Goal.stored(data.get("goal")), met_goal=data.get("met_goal") is not False,
         )
 
     @property
@@ -163,19 +211,35 @@ class ObjectiveView:
         """A figure of this objective in its unit; the recommended one when none is given."""
         return figure_text(self.figure if value is None else value, self.unit)
 
+    @property
+    def p99_ms(self) -> float | None:
+        """The recommended configuration's p99 over its runs (None: not measured)."""
+        row = self.recommended or self.best
+        return row.p99_ms if row is not None else None
+
     def verdict(self) -> str:
-        """One line: what to do, and the figure it stands on."""
+        """One line: what to do, and the figures it stands on (under a latency goal, its p99 too)."""
+        if not self.met_goal:
+            return f"Nothing meets the goal ({goal_text(self.goal)}): keep the current settings"
         what = "Change to" if self.changed else "Keep the current settings"
-        figure = f" — {self.figure_text()}" if self.figure is not None else ""
+        figure = f" — {self.figures_text()}" if self.figure is not None else ""
         return f"{what}: {config_text(self.config)}{figure}"
+
+    def figures_text(self) -> str:
+        """The recommended figure, and under a latency goal its p99: '95.2 MB/s, p99 4.12 ms'."""
+        p99 = f", p99 {latency_text(self.p99_ms)}" if self.goal.latency and self.p99_ms is not None else ""
+        return self.figure_text() + p99
 
     def to_json(self) -> dict[str, Any]:
         return {"objective": self.objective, "config": self.config, "figure_bps": self.figure, "unit": self.unit,
+                "p99_ms": self.p99_ms, "goal": self.goal.to_json(), "met_goal": self.met_goal,
                 "changed": self.changed, "gain_rel": self.gain_rel, "gain_beyond_noise": self.gain_beyond_noise,
                 "evidence": list(self.evidence), "warnings": list(self.warnings), "stored": self.stored,
                 "ranking": [{"rank": r.rank, "config": r.config, "trial_ids": list(r.trial_ids), "n": r.n,
-                             "mean_bps": r.mean, "half_width_bps": r.half_width, "median_cv": r.median_cv}
+                             "mean_bps": r.mean, "half_width_bps": r.half_width, "median_cv": r.median_cv,
+                             "p50_ms": r.p50_ms, "p99_ms": r.p99_ms, "p999_ms": r.p999_ms, "meets_goal": r.meets_goal}
                             for r in self.ranking]}  # fmt: skip
+
 
 
 @dataclass(frozen=True, slots=True)

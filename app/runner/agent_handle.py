@@ -134,7 +134,11 @@ class AgentHandle:
         except HostError as exc:
             self._fail(RunError(self.host, f"lost the SSH connection during the run: {exc}"))
         finally:
-            if self.error is None and self.stream.error is None and self.exit_status not in (0, None):
+            # Files it could not remove after a full summary do not undo the figures: the run's
+            # warnings name them (cleanup problems), the trial stands.
+            left_files_only = self.summary is not None and bool(self.cleanup_problems)
+            if self.error is None and self.stream.error is None and self.exit_status not in (0, None) \
+                    and not left_files_only:
                 message = exit_message(self.exit_status, self.python) or "the load agent failed"
                 detail = self.stderr.strip().splitlines()[-1:] if self.stderr.strip() else []
                 self._fail(RunError(self.host, message + (f" ({detail[0]})" if detail else "")))

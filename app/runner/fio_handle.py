@@ -3,7 +3,9 @@
 A small POSIX sh wrapper (fixed text; every value arrives as a positional argument,
 quoted by shlex on the way) makes a private job directory with mktemp -d and a private
 data directory on the test mount, lays out the files a read needs, says ``ready``, and
-on ``go`` starts fio with live JSON status at the spec's interval. fio ignores its
+on ``go`` starts fio with live JSON status at the spec's interval (``json+``: with the
+completion-latency bins, so the summary carries the measured window's histogram, the last
+document's bins less those of the last one inside the warm-up). fio ignores its
 stdin, so closing the channel would not stop it: the wrapper's watcher ends fio when
 stdin closes (``stop()``), and an EXIT trap removes both directories whatever happened.
 
@@ -29,7 +31,9 @@ from app.hosts import HostConnection, HostError, RemoteProcess
 from app.runner.agent_handle import EXIT_WAIT_S, garbage_warning, wait_or_close
 from app.runner.errors import RunError
 from experiments.agent_protocol import AgentEvent, AgentNotice, AgentSummary
-from experiments.fio import parse_fio_json, to_fio_job
+from experiments.fio import fio_histogram, parse_fio_json, to_fio_job
+from experiments.latency import subtract
+from experiments.record_fields import BadRecord
 from experiments.fio_status import FioStatusSampler, FioStatusStream, job_errors
 from experiments.workloads import CacheMode, WorkloadSpec
 
@@ -62,7 +66,7 @@ fi
 echo "nfs-tuner-fio ready"
 IFS= read -r line || exit 0
 [ "$line" = go ] || exit 0
-"$fio" --output-format=json "--status-interval=${ms}ms" job.fio &
+"$fio" --output-format=json+ "--status-interval=${ms}ms" job.fio &
 fio_pid=$!
 { cat >/dev/null 2>&1; kill -TERM "$fio_pid" 2>/dev/null; } <&3 >/dev/null 2>&1 &
 watcher=$!
@@ -109,8 +113,10 @@ class FioHandle:
     role = "workload"
 
     def __init__(self, conn: HostConnection, spec: WorkloadSpec, directory: str, on_event: FioSink, *,
-                 fio: str = "fio", stall_s: float | None = None) -> None:
+                 fio: str = "fio", stall_s: float | None = None, latency_from_s: float = 0.0) -> None:
         self.conn = conn
+        self.latency_from_s = latency_from_s  # the warm-up: its latencies stay out of the summary's histogram
+        self._warm: dict[str, Any] | None = None  # fio's last status document inside the warm-up
         self.host = conn.name
         self.spec = spec
         self.fio = fio
@@ -182,6 +188,8 @@ class FioHandle:
             self._emit(sample)
         if self.sampler.last is not doc:
             return  # refused as malformed: counted in sampler.garbage, changes nothing
+        if self.latency_from_s > 0 and self.sampler.elapsed <= self.latency_from_s:
+            self._warm = doc
         self._note_progress()
         if self.started_epoch is None and self.sampler.start_epoch is not None:
             self.started_epoch = self.sampler.start_epoch
@@ -219,7 +227,7 @@ class FioHandle:
                 self._fail(RunError(self.host, str(exc)))
             else:
                 self.summary = replace(
-                    summary, end="stopped" if self.stopping else "done",
+                    summary, end="stopped" if self.stopping else "done", lat_hist=self._measured(summary.lat_hist),
                     cache_mode=cache_mode(self.spec, self.caches_dropped), caches_dropped=self.caches_dropped,
                     extra={**summary.extra, "engine": "fio", "notes": self.stream.notes[-5:]},
                 )
@@ -234,6 +242,16 @@ class FioHandle:
             if self.exit_status == 0 and self.stopping and not self.sampler.last:
                 return  # stopped before go: nothing ran, nothing to report
             self._fail(RunError(self.host, words + (f" ({detail[0]})" if detail else "")))
+
+    def _measured(self, total: dict[int, int] | None) -> dict[int, int] | None:
+        """The run's histogram less the warm-up's (both cumulative); None when either cannot be read."""
+        if total is None or self._warm is None:
+            return total
+        try:
+            warm = fio_histogram(self._warm)
+        except BadRecord:
+            return None
+        return None if warm is None else subtract(total, warm)
 
     async def go(self, epoch: float = 0.0) -> None:
         """Release the wrapper; the epoch is ignored (fio starts at once, like go(0) for agents)."""

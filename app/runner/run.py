@@ -106,6 +106,7 @@ class WorkloadRunner:
         writer: SampleWriter | None = None,
         cancel: asyncio.Event | None = None,
         engine: Engine = "agent",
+        latency_from_s: float = 0.0,
     ) -> RunResult:
         """Run ``workload`` on every client at once; never raises for a host's failure.
 
@@ -113,7 +114,8 @@ class WorkloadRunner:
         before. ``max_s`` caps the measured time; ``monitor`` may end it sooner.
         ``engine``: "agent", "fio" (ValueError if the spec has no fio job) or "auto". ``stall_timeout``:
         no I/O for this long fails the run on either engine (None: the agent's default,
-        fio_handle.STALL_TIMEOUT_S).
+        fio_handle.STALL_TIMEOUT_S). ``latency_from_s``: the warm-up, whose latencies stay out
+        of each client's summary histogram (the measured window's, experiments.latency).
         """
         if not clients:
             raise ValueError("a run needs at least one client")
@@ -125,7 +127,7 @@ class WorkloadRunner:
         run = _Run(self, trial_id, workload, clients, telemetry, monitor)
         try:
             run.fio_paths = await run.choose_engine(engine)
-            await run.execute(drop_caches_on, max_s, stall_timeout, cancel)
+            await run.execute(drop_caches_on, max_s, stall_timeout, cancel, latency_from_s)
         finally:
             run.publish()
             if detach is not None:
@@ -211,10 +213,13 @@ class _Run:
         return None
 
     async def execute(
-        self, drop_on: Sequence[str], max_s: float | None, stall: float | None, cancel: asyncio.Event | None
+        self, drop_on: Sequence[str], max_s: float | None, stall: float | None, cancel: asyncio.Event | None,
+        latency_from_s: float = 0.0,
     ) -> None:
         pool, python = self.runner.pool, self.runner.python
         control: dict[str, object] = {"wait_go": True}
+        if latency_from_s > 0:
+            control["latency_from"] = latency_from_s
         if stall is not None:
             control["stall_timeout"] = stall
         if self.result.error is not None:
@@ -222,7 +227,7 @@ class _Run:
         for c in self.clients:
             if self.fio_paths is not None:
                 self.workers.append(FioHandle(pool[c.host], self.workload, c.directory, self.on_event,
-                                              fio=self.fio_paths[c.host], stall_s=stall))
+                                              fio=self.fio_paths[c.host], stall_s=stall, latency_from_s=latency_from_s))
                 continue
             cfg = self.workload.to_agent_config(c.directory, **control)
             self.workers.append(AgentHandle(pool[c.host], cfg, self.on_event, python=python.get(c.host, "python3")))

@@ -1,7 +1,7 @@
 """The application layer: what the CLI's commands and the wizard's pages call (see service).
 
-``UnknownHostKey`` (a key to trust) and ``Pending`` (an earlier run's leftover) are the
-core's types the faces meet through this layer, exported here with it.
+``UnknownHostKey`` (a key to trust), ``Pending`` (an earlier run's leftover) and ``GoalKind``
+(what a plan optimises) are the core's types the faces meet through this layer, exported here with it.
 """
 
 from app.hosts import UnknownHostKey
@@ -11,6 +11,7 @@ from app.session.baseline import Baseline, BaselineStep, BaselineStepStarted, Ce
 from app.session.preview import Change, HostChanges, RunPreview
 from app.session.choices import WORKLOADS, KnobChoice, WorkloadChoice
 from app.session.service import ConfirmKey, Role, SessionError, TuningSession
+from experiments.goals import GoalKind
 
 __all__ = [
     "STRATEGY_TEXT",
@@ -20,6 +21,7 @@ __all__ = [
     "BaselineStepStarted",
     "Ceiling",
     "Change",
+    "GoalKind",
     "ConfirmKey",
     "HostChanges",
     "KnobChoice",

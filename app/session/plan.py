@@ -17,6 +17,7 @@ from app.knobs.catalog import SPECS
 from app.knobs.model import Safety
 from app.knobs.values import BadValue, parse_values
 from app.sweep.spec import SweepSpec, workload_kind
+from experiments.goals import Goal, GoalKind
 from experiments.plan import STRATEGIES, Plan, Timing, Value
 from experiments.workloads import MIB
 
@@ -50,6 +51,13 @@ class PlanChoices:
     engine: str = "agent"
     link_bps: float | None = None  # given by the admin; else the measured TCP ceiling
     measure_ceilings: bool = True
+    goal: str = GoalKind.THROUGHPUT.value  # what the recommendation optimises (experiments.goals)
+    p99_max_ms: float | None = None  # goal p99_cap: the limit
+    load_iops: float | None = None  # goal lowest_p99: operations per second per client; None: the plan's own load
+
+    def goal_of(self) -> Goal:
+        """The goal these choices name; ValueError (in the faces' words) when they name none."""
+        return Goal(self.goal, self.p99_max_ms, self.load_iops)  # type: ignore[arg-type]  # checked by Goal
 
     def timing(self) -> Timing:
         if self.duration_s is None:
@@ -122,6 +130,10 @@ def plan_problems(choices: PlanChoices) -> dict[str, str]:
         problems["file_size"] = f"the data set per client must be more than 0 bytes, got {choices.file_size}"
     if choices.link_bps is not None and not (math.isfinite(choices.link_bps) and choices.link_bps > 0):
         problems["link"] = f"the link ceiling must be a finite rate above 0, got {choices.link_bps}"
+    try:
+        choices.goal_of()
+    except ValueError as exc:
+        problems["goal"] = str(exc)
     return problems
 
 
@@ -159,5 +171,5 @@ def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value]
     return SweepSpec(
         where.server, where.clients, where.export, plan, server_address=where.server_address,
         async_opt_in=choices.allow_async, file_size=choices.file_size, link_bps=choices.link_bps,
-        measure_ceilings=choices.measure_ceilings, engine=choices.engine,
+        measure_ceilings=choices.measure_ceilings, engine=choices.engine, goal=choices.goal_of(),
     )  # fmt: skip

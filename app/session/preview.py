@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.facts.model import HostFacts
+from app.hosts.remote_args import mount_source
 from app.knobs.catalog import SPECS
 from app.knobs.listing import KnobRow, knob_rows
 from app.knobs.model import Safety, Scope
@@ -80,7 +81,7 @@ def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
     hosts = [HostChanges(spec.server, "server", tuple(changes[spec.server]), "", ())]
     for c in spec.clients:
         own = tuple(m.mount_point for m in topology.own_mounts(facts[c], spec.export)) if c in facts else ()
-        hosts.append(HostChanges(c, "client", tuple(changes[c]), f"{spec.address}:{spec.export} at {mount_point}", own))
+        hosts.append(HostChanges(c, "client", tuple(changes[c]), f"{mount_source(spec.address, spec.export)} at {mount_point}", own))
     tried = [str(v) for v in spec.plan.knobs.get("export_sync", ())]
     return RunPreview(tuple(hosts), tuple(spec.plan.workloads), (spec.server, *spec.clients),
                       SPECS["export_sync"].safety_note if "async" in tried else "", estimate_duration(spec.plan))  # fmt: skip

@@ -33,6 +33,7 @@ from app.store.records import JournalEntry
 from app.sweep.host_side import Applying, Journal, Prepared
 from app.sweep.spec import MOUNT_KNOBS, PHASED, SweepSpec
 from experiments.agent_protocol import AgentSummary, IntervalAggregator
+from experiments.latency import Latency
 from experiments.samples import HostTelemetry, Sample
 from experiments.workloads import Telemetry, WorkloadSpec
 
@@ -140,7 +141,7 @@ class SimulatedRunner:
     async def run(self, trial_id: int, workload: WorkloadSpec, clients: Sequence[ClientWork], *,
                   telemetry: Sequence[TelemetryTarget] = (), drop_caches_on: Sequence[str] = (),
                   monitor: Monitor | None = None, max_s: float | None = None, cancel: asyncio.Event | None = None,
-                  engine: Engine = "agent") -> RunResult:  # fmt: skip
+                  engine: Engine = "agent", latency_from_s: float = 0.0) -> RunResult:  # fmt: skip
         if not clients:
             raise ValueError("a run needs at least one client")
         if gone := [h for h in [c.host for c in clients] + [t.host for t in telemetry] if h in self.hosts.gone]:
@@ -157,18 +158,28 @@ class SimulatedRunner:
         write = workload.kind in world.WRITES
         phased = workload.kind in PHASED  # runs its phases to the end, judged by operations
         server = next((t.host for t in telemetry if not world.is_client(t.host)), None)
+        configs = {c.host: self.hosts.config_at(c.directory) for c in clients}
+        op_bytes = world.OP_BYTES.get(workload.kind, 4096)
+        rate = getattr(workload, "rate_iops", None)  # the goal's load: the agent holds each client to it
+        free = {h: world.throughput(cfg, workload.kind) for h, cfg in configs.items()}
+        level_of = {h: min(bps, rate * op_bytes) if rate else bps for h, bps in free.items()}
+        busy = {h: level_of[h] / free[h] for h in free}  # a client held below what it could do queues less
+        lat_rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}-latency")  # the throughput's draws stay
+        jitter = {c.host: 1.0 + lat_rng.gauss(0, 0.04) for c in clients}  # each run's own latency luck
         t, stop = 0.0, False
         while not stop:
             await asyncio.sleep(interval / self.hosts.speed)
             t = round(t + interval, 6)
             batch = []
             for c in clients:
-                level = world.throughput(self.hosts.config_at(c.directory), workload.kind)
+                level = level_of[c.host]
                 noise = 0.12 * math.exp(-t / 6.0) + self.hosts.noise
                 moved = max(0, int(level * (1 - math.exp(-t / 1.5)) * (1 + rng.gauss(0, noise)) * interval))
+                p50 = world.latency_median_ms(configs[c.host], workload.kind, busy[c.host]) * jitter[c.host] \
+                    * (1 + lat_rng.gauss(0, 0.05))  # fmt: skip
                 batch.append(Sample(c.host, t, interval, bytes_read=0 if write else moved,
-                                    bytes_written=moved if write else 0, ops=max(1, moved >> (12 if phased else 20)),
-                                    lat_p50_ms=2 + rng.random(), lat_p99_ms=8 + 4 * rng.random()))  # fmt: skip
+                                    bytes_written=moved if write else 0, ops=max(1, moved // op_bytes),
+                                    lat_p50_ms=p50, lat_p99_ms=p50 * math.exp(2.33 * world.latency_spread(configs[c.host]))))  # fmt: skip
             result.samples += batch
             for total in [x for s in batch for x in aggregator.add(s)]:
                 result.totals.append(total)
@@ -193,10 +204,14 @@ class SimulatedRunner:
             ops = sum(s.ops for s in mine)
             phases = {p: {"ops": ops / len(SIM_PHASES), "seconds": t / len(SIM_PHASES)} for p in SIM_PHASES} \
                 if phased else {}  # fmt: skip
+            hist = world.latency_hist(configs[c.host], workload.kind, sum(s.ops for s in mine if s.t > latency_from_s),
+                                      lat_rng, jitter[c.host] * world.queueing(busy[c.host]))  # fmt: skip
+            own = Latency.of(hist)
             result.summaries[c.host] = AgentSummary(
-                c.host, workload.kind, "stopped", t, moved_r, moved_w, ops, 0, 2.5, 10.0, 20.0,
+                c.host, workload.kind, "stopped", t, moved_r, moved_w, ops, 0, own.p50_ms if own else 0.0,
+                own.p99_ms if own else 0.0, own.max_ms if own else 0.0,
                 "dropped" if c.host in drop_caches_on else "warm", c.host in drop_caches_on, False, 0.1, 0.2 * t,
-                phases=phases,
+                phases=phases, lat_hist=hist,
             )  # fmt: skip
         return result
 

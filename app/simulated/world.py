@@ -8,6 +8,7 @@ frames, each help up to a point; a gigabit link per client caps it all.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -24,6 +25,7 @@ from app.facts.model import (
     Python3,
 )
 from app.knobs.model import Value
+from experiments.latency import Histogram, bucket_of_us
 
 MB = 1_000_000.0
 EXPORT = "/srv/nfs"
@@ -89,3 +91,36 @@ def throughput(config: Mapping[str, Value], workload: str) -> float:
         f *= 1.6 if str(config.get("export_sync", TODAY["export_sync"])) == "async" else 1.0
     f *= 1.05 if _num(config, "mtu") >= 9000 else 1.0
     return min(BASE_BPS.get(workload, 50 * MB) * f, LINK_BPS * 0.95)
+
+
+OP_BYTES = {"seq_write": 1 << 20, "seq_read": 1 << 20, "rewrite": 1 << 20}  # the rest: 4 KiB operations
+IN_FLIGHT = {"rand_read": 4, "rand_write": 4, "mixed": 4}  # jobs per client; the rest: one
+MAX_SIM_OPS = 20_000  # operations drawn per client and trial: the demo stays quick
+
+
+def latency_spread(config: Mapping[str, Value]) -> float:
+    """The log-normal sigma of one operation's latency: few nfsd threads make requests queue, a long tail."""
+    return 0.35 + 0.45 * (1.0 - min(1.0, math.log2(max(_num(config, "nfsd_threads"), 1.0)) / 6))
+
+
+def queueing(busy: float) -> float:
+    """How much longer an operation takes at this share of what the client could do (1: flat out)."""
+    return 0.5 + 0.5 * min(max(busy, 0.0), 1.0)
+
+
+def latency_median_ms(config: Mapping[str, Value], workload: str, busy: float = 1.0) -> float:
+    """The time one operation takes at this configuration's throughput, with the client's jobs in flight,
+    shorter when the client is held below what it could do (``busy``)."""
+    return 1e3 * OP_BYTES.get(workload, 4096) * IN_FLIGHT.get(workload, 1) / throughput(config, workload) * queueing(busy)
+
+
+def latency_hist(config: Mapping[str, Value], workload: str, ops: int, rng: random.Random,
+                 jitter: float = 1.0) -> Histogram:
+    """``ops`` operations of one client (at most ``MAX_SIM_OPS`` drawn) as experiments.latency's
+    histogram: log-normal around ``latency_median_ms`` times ``jitter`` (a run's own luck)."""
+    mu, sigma = math.log(latency_median_ms(config, workload) * jitter * 1e3), latency_spread(config)
+    out: Histogram = {}
+    for _ in range(min(max(ops, 0), MAX_SIM_OPS)):
+        key = bucket_of_us(rng.lognormvariate(mu, sigma))
+        out[key] = out.get(key, 0) + 1
+    return out

@@ -10,6 +10,8 @@ from app.store.store import Store
 
 SAMPLE_COLUMNS = ("trial_id", "client", "t", "interval", "bytes_read", "bytes_written", "ops",
                   "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "errors")
+# A trial's latency (its clients' merged histogram) as columns of their own; the histogram stays in the database.
+LATENCY_COLUMNS = ("ops", "p50_ms", "p99_ms", "p999_ms", "max_ms")
 
 
 def export_csv(store: Store, session_id: int, folder: Path) -> tuple[Path, Path]:
@@ -17,17 +19,19 @@ def export_csv(store: Store, session_id: int, folder: Path) -> tuple[Path, Path]
     folder.mkdir(parents=True, exist_ok=True)
     trials = store.trials(session_id)
     knobs = sorted({k for t in trials for k in t.config})
-    summary_keys = sorted({k for t in trials if isinstance(t.summary, dict) for k in t.summary})
+    summary_keys = sorted({k for t in trials if isinstance(t.summary, dict) for k in t.summary} - {"latency"})
     trials_path = folder / f"session-{session_id}-trials.csv"
     with trials_path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["trial_id", "order", "repetition", "state", "reason", "workload", *knobs,
-                    *(f"summary_{k}" for k in summary_keys)])
+                    *(f"summary_{k}" for k in summary_keys), *(f"latency_{k}" for k in LATENCY_COLUMNS)])
         for t in trials:
             summary = t.summary if isinstance(t.summary, dict) else {}
+            latency = summary.get("latency")
+            latency = latency if isinstance(latency, dict) else {}
             w.writerow([t.id, t.order_index, t.repetition, t.state.value, t.reason,
                         json.dumps(t.workload, sort_keys=True), *(t.config.get(k, "") for k in knobs),
-                        *(summary.get(k, "") for k in summary_keys)])
+                        *(summary.get(k, "") for k in summary_keys), *(latency.get(k, "") for k in LATENCY_COLUMNS)])
     samples_path = folder / f"session-{session_id}-samples.csv"
     arrays = store.load_session_samples(session_id)
     r = arrays.records

@@ -55,7 +55,10 @@ FIGURE = Nullable(Num(0, MAX_FIGURE))  # rates, counts, shares: the writers' are
 _FIGURES: dict[str, Shape] = dict.fromkeys(
     ("mean", "median", "p5", "cv", "deepest_dip", "dips", "ops_per_s", "half_width", "n"), FIGURE
 )
-SUMMARY = Nullable(Obj({**_FIGURES, "throughput": Obj(_FIGURES, loose=True)}))
+# a trial's latency (experiments.latency): its figures in ms and the histogram (bucket -> operations) they come from
+_LATENCY = Obj({**dict.fromkeys(("ops", "p50_ms", "p99_ms", "p999_ms", "max_ms"), FIGURE),
+                "hist": Obj(values=Num(0, 2**62, integer=True))})  # fmt: skip
+SUMMARY = Nullable(Obj({**_FIGURES, "throughput": Obj(_FIGURES, loose=True), "latency": Nullable(_LATENCY)}))
 PLAN = Obj({
     "knobs": Obj(values=ListOf(KNOB_VALUE)), "baseline": Obj(values=Scalar()), "workloads": ListOf(ANY),
     "sweep": Obj({"clients": ListOf(NAME), "server": Nullable(NAME)}),

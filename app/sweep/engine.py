@@ -59,6 +59,7 @@ from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
 from experiments.estimate import estimate_duration
+from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
 from experiments.samples import Sample
 from experiments.stability import SteadyStateDetector, summarize
@@ -440,6 +441,7 @@ class SweepEngine:
         self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
         summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
+        latency: Latency | None = None
         lost: HostLost | None = None
         try:
             try:
@@ -461,8 +463,13 @@ class SweepEngine:
                     monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
                     max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
                     cancel=self.cancel, engine=spec.engine,  # type: ignore[arg-type]  # checked in SweepSpec
+                    latency_from_s=0.0 if phased else timing.warmup_s,  # the window the figures measure
                 )  # fmt: skip
                 summary.update(phase_figures(result.summaries) if phased else self._figures(result.totals, measure))
+                got = [result.summaries.get(c) for c in spec.clients]
+                latency = clients_latency([s.lat_hist if s else None for s in got], [s.lat_max_ms for s in got if s])
+                if latency is not None:
+                    summary["latency"] = latency.to_json()
                 summary.update(
                     ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
                     caches_dropped=list(result.caches_dropped), warnings=result.warnings,
@@ -487,7 +494,7 @@ class SweepEngine:
             self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,
                                            cv=float(cv) if isinstance(cv, int | float) else None,
                                            stable=summary.get("steady"), skipped=reason == SKIPPED,
-                                           unit=str(summary.get("unit", "B/s"))))  # fmt: skip
+                                           unit=str(summary.get("unit", "B/s")), latency=latency))  # fmt: skip
             self._progress()
         if lost is not None:
             raise _HostGone(lost)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.store.records import JournalEntry
+from experiments.latency import Latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class TrialFinished:
     stable: bool | None = None  # the steady-state detector was satisfied
     skipped: bool = False  # the admin ended its measuring early (stored as broken)
     unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
+    latency: Latency | None = None  # p50/p99/p99.9 of the clients' merged histogram; None: not measured
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,7 @@ class TrialRunner(Protocol):
         max_s: float | None = None,
         cancel: asyncio.Event | None = None,
         engine: Engine = "agent",
+        latency_from_s: float = 0.0,
     ) -> RunResult: ...
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from app.knobs.catalog import SPECS
 from app.runner.run import ENGINES
 from app.vocabulary import workload_id
+from experiments.goals import Goal
 from experiments.plan import Plan
 from experiments.stability import SteadyCriteria
 from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
@@ -52,6 +53,7 @@ class SweepSpec:
     measure_ceilings: bool = True  # TCP per client and server disk, once per session
     python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
     engine: str = "agent"  # the load: "agent", "fio" or "auto" (fio where it runs the spec exactly)
+    goal: Goal = field(default_factory=Goal)  # what the recommendation optimises (experiments.goals)
 
     def __post_init__(self) -> None:
         if not self.clients:
@@ -87,9 +89,9 @@ class SweepSpec:
         t = self.plan.timing
         duration = t.warmup_s + t.max_measure_s + 2.0  # the monitor stops first; this is the backstop
         cls = WORKLOAD_TYPES[kind]
-        if kind in LOOPING:
+        if kind in LOOPING:  # the goal's load, when it sets one, holds every configuration to the same rate
             return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
-                       loop=True, duration_s=duration, interval_s=self.interval_s)
+                       loop=True, duration_s=duration, interval_s=self.interval_s, rate_iops=self.goal.load_iops)
         return cls(interval_s=self.interval_s, **PHASED_SIZES.get(kind, {}))
 
     @property
@@ -102,10 +104,12 @@ class SweepSpec:
         del sweep["plan"]
         sweep["clients"] = list(self.clients)
         sweep["python"] = dict(self.python)
+        sweep["goal"] = self.goal.to_json()
         return {**self.plan.to_json(), "sweep": sweep}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SweepSpec:
         sweep = dict(data["sweep"])
         sweep["clients"] = tuple(sweep["clients"])
+        sweep["goal"] = Goal.from_json(sweep.get("goal"))  # older sessions: the throughput goal
         return cls(plan=Plan.from_json(data), **sweep)

@@ -12,6 +12,8 @@ so the same thing reads the same wherever the admin meets it. The rules:
 - A configuration is its settings ``knob=value``, sorted by knob, joined by ", ".
 - A workload is its identifier (``seq_read``); with room, ``workload_label`` adds its
   name: ``seq_read (sequential read)``. Aliases (``seqread``, ``seq-read``) read as the identifier.
+- A latency has three significant figures and its unit: ``0.412 ms``, ``4.12 ms``, ``412 ms``;
+  a trial's are ``p50 1.23 ms, p99 4.12 ms, p99.9 9.87 ms``.
 - Rates carry their unit: ``112.3 MB/s`` (decimal megabytes, as ``--link-mbps``) or
   ``1,234 ops/s``; an interval is ``112.3 ± 1.8 MB/s``; a share is ``18 %`` or ``3.2 %``;
   a sign is ``+`` or a real minus ``−``; a missing or non-finite number is ``—``.
@@ -25,6 +27,8 @@ from app.vocabulary.figures import (
     figure_text,
     gain_text,
     interval_text,
+    latencies_text,
+    latency_text,
     memory_text,
     percent_text,
     signed_figure_text,
@@ -33,6 +37,7 @@ from app.vocabulary.figures import (
     unit_of,
     unit_word,
 )
+from app.vocabulary.goals import GOAL_TITLES, goal_text
 from app.vocabulary.knobs import (
     change_text,
     config_text,
@@ -54,9 +59,10 @@ from app.vocabulary.workloads import (
 )
 
 __all__ = [
-    "BYTES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text", "config_text",
-    "data_text", "date_text", "duration_text", "figure_text", "gain_text", "interval_text", "knob_label",
-    "knob_value_text", "knob_values_text", "memory_text", "percent_text", "setting_text", "signed_figure_text",
+    "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
+    "config_text", "data_text", "date_text", "duration_text", "figure_text", "gain_text", "goal_text",
+    "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",
+    "memory_text", "percent_text", "setting_text", "signed_figure_text",
     "signed_percent_text", "signed_range_text", "transition_text", "unit_of", "unit_word", "workload_detail",
     "workload_id", "workload_label",
 ]  # fmt: skip

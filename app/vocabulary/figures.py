@@ -110,3 +110,16 @@ def memory_text(kib: float | None) -> str:
     if kib is None or not math.isfinite(kib) or kib < 0:
         return MISSING
     return f"{kib / (1 << 20):,.1f} GiB" if kib >= 1 << 20 else f"{kib / 1024:,.0f} MiB"
+
+
+def latency_text(ms: float | None) -> str:
+    """A latency in three significant figures: '0.412 ms', '4.12 ms', '41.2 ms', '412 ms', '4,120 ms'; '—' when missing."""
+    if ms is None or not math.isfinite(ms) or ms < 0:
+        return MISSING
+    digits = 0 if ms >= 100 else 1 if ms >= 10 else 2 if ms >= 1 else 3
+    return f"{ms:,.{digits}f} ms"
+
+
+def latencies_text(p50: float | None, p99: float | None, p999: float | None) -> str:
+    """'p50 1.23 ms, p99 4.12 ms, p99.9 9.87 ms' ('—' for each one missing)."""
+    return f"p50 {latency_text(p50)}, p99 {latency_text(p99)}, p99.9 {latency_text(p999)}"

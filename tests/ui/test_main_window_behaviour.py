@@ -82,8 +82,7 @@ def test_core_errors_show_in_words_with_the_log_path(qtbot, session, tmp_path) -
     assert "did not come back" in text and str(session.log_path) in text
 
 
-def test_geometry_is_remembered(qtbot, session, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(MainWindow, "MIN_SIZE", (400, 300))  # the offscreen screen is only 800×800
+def test_geometry_is_remembered(qtbot, session, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     settings = QSettings(str(tmp_path / "geo.ini"), QSettings.Format.IniFormat)
     first = MainWindow(db_path=tmp_path / "s.db", session=session, settings=settings)
     qtbot.addWidget(first)

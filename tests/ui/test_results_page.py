@@ -8,7 +8,6 @@ dead end and the demo said "Session saved." Each test below pins one of these.
 
 from __future__ import annotations
 
-import asyncio
 import html
 from pathlib import Path
 
@@ -22,8 +21,7 @@ from app.session import TuningSession
 from app.session.results import saved_text
 from app.simulated import SimulatedHosts
 from app.store import Store
-from tests.unit.test_session_service import connected
-from ui.bridge import Bridge
+from tests.unit.test_session_service import run_demo
 from ui.main_window import MainWindow
 from ui.pages.base import WizardState
 from ui.pages.hosts import HostsPage
@@ -31,9 +29,8 @@ from ui.pages.plan import PlanPage
 from ui.pages.results import ResultsPage
 from ui.pages.results_snippets import SnippetCard
 from ui.pages.run import RunPage
-from ui.wizard import TuningWizard
 
-from .wizard_driver import go_next, small_plan, to_plan
+from .wizard_driver import go_next, results_page, small_plan, to_plan
 
 # Reads gain from readahead, writes from async exports: the two objectives get different configurations.
 CHOICES = {"knobs": {"read_ahead_kb": "128, 4096", "export_sync": "sync, async"}, "allow_async": True,
@@ -44,34 +41,14 @@ CHOICES = {"knobs": {"read_ahead_kb": "128, 4096", "export_sync": "sync, async"}
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """One complete session: two objectives, every configuration run at least twice."""
     db = tmp_path_factory.mktemp("results") / "s.db"
-
-    async def go() -> int:
-        with Store(db) as store:
-            session = await connected(store, SimulatedHosts(speed=400.0))
-            await session.baseline(["seq_read"])
-            finished = await session.run(session.plan(session.choices(**CHOICES)))
-            assert finished.state == "complete"
-            return finished.session_id
-
-    return db, asyncio.run(go())
+    return db, run_demo(db, baseline=("seq_read",), **CHOICES)
 
 
 @pytest.fixture
 def page(qtbot, demo_db: tuple[Path, int]):  # type: ignore[no-untyped-def]
     """The wizard's Results page showing the demo session, as after a run."""
-    db, sid = demo_db
-    store = Store(db)
-    session = TuningSession(store, SimulatedHosts())
-    session.session_id = sid
-    bridge = Bridge(session.bus)
-    wizard = TuningWizard(session, bridge)
-    qtbot.addWidget(wizard)
-    results = wizard.page_of(ResultsPage)
-    assert isinstance(results, ResultsPage)
-    results.show_results(session.results(sid))
-    yield results
-    bridge.close()
-    store.close()
+    with results_page(qtbot, *demo_db) as results:
+        yield results
 
 
 def test_the_second_objective_changes_recommendation_snippets_and_chart(page: ResultsPage) -> None:
@@ -211,7 +188,7 @@ def test_new_session_returns_to_the_first_page_with_empty_state(qtbot, session, 
 
     hosts = wizard.currentPage()
     assert isinstance(hosts, HostsPage) and wizard.currentId() == wizard.startId()
-    assert wizard.steps.currentRow() == 0
+    assert "<b>1. Hosts</b>" in hosts.header.steps.text()  # the header marks the first step
     assert not hosts.rows and hosts.table.rowCount() == 0
     assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
     assert wizard.state == WizardState() and all(p.state is wizard.state for p in wizard.pages)

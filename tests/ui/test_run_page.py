@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.simulated import SimulatedHosts
 from app.store import JournalState, SessionState
-from app.vocabulary import config_text
+from app.vocabulary import config_text, latency_text
 from experiments.samples import HostTelemetry, Sample
 from ui import theme
 from ui.bridge import Bridge
@@ -250,11 +250,15 @@ def test_tiles_say_which_configuration_ran_and_the_readout_agrees(qtbot, session
     qtbot.waitUntil(run.isComplete, timeout=30_000)
     assert run.strip.count() == len(run.finished_trials) == 4
     for i, ev in enumerate(run.finished_trials):
-        head, config, figures = run.strip.item(i).text().split("\n")
+        head, config, figures, latency = run.strip.item(i).text().split("\n")
         assert head.startswith(f"#{i + 1} {ev.workload}")
         assert config in ("nfsd_threads=8", "nfsd_threads=64") and config == config_text(dict(ev.config))
         assert figures == trial_figures(ev) and "MB/s, CV " in figures
+        assert ev.latency is not None and latency == f"p99 {latency_text(ev.latency.p99_ms)}"  # merged over clients
+        assert 0 < ev.latency.p50_ms <= ev.latency.p99_ms <= ev.latency.p999_ms
         assert config_text(dict(ev.config)) in run.strip.item(i).toolTip()
+        assert f"p50 {latency_text(ev.latency.p50_ms)}, {latency}, p99.9 {latency_text(ev.latency.p999_ms)}" \
+            in run.strip.item(i).toolTip()  # fmt: skip
     assert run.eta_label.text() == "finished"
     last = run.strip.item(3).text().split("\n")[2]
     assert run.plots.trial.stability.text().endswith(f": {last}")  # what the last tile says, not a stale check

@@ -139,7 +139,8 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
     for ev in events:
         printer(ev)
     progress = {int(m["id"]): m for m in re.finditer(
-        r"^trial (?P<id>\d+) (?P<workload>\S+) (?P<config>.+): (?P<figure>.+)$", out.getvalue(), re.M)}
+        r"^trial (?P<id>\d+) (?P<workload>\S+) (?P<config>.+): (?P<figure>.+?)(?: \((?P<latency>p50 .+)\))?$",
+        out.getvalue(), re.M)}
 
     # --- the wizard: the Run page's finished trials, then the Results page ---
     run = wizard.page_of(RunPage)
@@ -178,6 +179,10 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
     assert page_rank["Mean (95 % CI)"] == review_rank["Mean (95 % CI)"] == report_rank["Mean"]
     assert " ± " in report_rank["Mean"] and report_rank["Mean"].endswith(" MB/s")
     assert page_rank["Median CV"] == review_rank["Median CV"] == report_rank["Median CV"]
+    # its latency: p50, p99 and p99.9 of the merged histogram, the same on the three faces
+    for col in ("p50", "p99", "p99.9"):
+        assert page_rank[col] == review_rank[col] == report_rank[col], col
+        assert re.fullmatch(r"\d[\d,]*(\.\d+)? ms", report_rank[col]), report_rank[col]
     assert re.fullmatch(r"\d+(\.\d)? %", report_rank["Median CV"])
     # the workload: its identifier wherever a trial is listed; with room, the same identifier and its name
     assert results.workload.text().startswith(f"Workload: {OBJECTIVE} (sequential read")
@@ -198,6 +203,9 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
             configs |= {"sweep": progress[tid]["config"], "run page": next((x for x in tip.splitlines() if "rsize=" in x), tip)}
             workloads |= {"sweep": progress[tid]["workload"]}
             figures |= {"sweep": progress[tid]["figure"], "run page": figure_on_tile[0] if figure_on_tile else tip}
+            assert progress[tid]["latency"] and progress[tid]["latency"] in tip  # the tile's tooltip words it alike
+            lat = dict(zip(("p50", "p99", "p99.9"), re.findall(r"(\S+ ms)", progress[tid]["latency"]), strict=True))
+            assert lat == {k: report_trials[tid][k] for k in lat} == {k: review_trials[tid][k] for k in lat}
         assert len(set(configs.values())) == 1, configs
         assert len(set(workloads.values())) == 1 and workload_kind(workloads["report"]) == OBJECTIVE, workloads
         assert len(set(figures.values())) == 1 and FIGURE_FORM.fullmatch(figures["report"]), figures

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtWidgets import QWizard
 
-from app.session import Role
+from app.session import Role, TuningSession
 from app.simulated import SimulatedHosts
+from app.store import Store
+from ui.bridge import Bridge
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
 from ui.pages.plan import PlanPage
+from ui.pages.results import ResultsPage
 from ui.main_window import MainWindow
 from ui.run_confirmation import RunConfirmation
 from ui.trust_dialog import TrustDialog
@@ -61,11 +66,18 @@ def small_plan(page: PlanPage) -> None:
     page.reps.setValue(1)
 
 
-def to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
-    """Hosts (a server, client1 and client2) and the baseline done: the Plan page shown."""
+def new_window(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The main window over ``session``, shown on its first page (Hosts)."""
     window = MainWindow(db_path=tmp_path / "s.db", session=session)
     qtbot.addWidget(window)
     window.show()
+    assert isinstance(window.wizard.currentPage(), HostsPage)
+    return window
+
+
+def to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """Hosts (a server, client1 and client2) and the baseline done: the Plan page shown."""
+    window = new_window(qtbot, session, tmp_path)
     wizard = window.wizard
     hosts = wizard.currentPage()
     assert isinstance(hosts, HostsPage)
@@ -96,3 +108,22 @@ def start_slow_run(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignor
     qtbot.waitUntil(lambda: session.running)
     qtbot.waitUntil(lambda: bool(session.store.journal()))  # its first change is made
     return window
+
+
+@contextmanager
+def results_page(qtbot, db: Path, sid: int) -> Iterator[ResultsPage]:  # type: ignore[no-untyped-def]
+    """The wizard's Results page showing a stored session, as after a run."""
+    store = Store(db)
+    session = TuningSession(store, SimulatedHosts())
+    session.session_id = sid
+    bridge = Bridge(session.bus)
+    wizard = TuningWizard(session, bridge)
+    qtbot.addWidget(wizard)
+    results = wizard.page_of(ResultsPage)
+    assert isinstance(results, ResultsPage)
+    results.show_results(session.results(sid))
+    try:
+        yield results
+    finally:
+        bridge.close()
+        store.close()

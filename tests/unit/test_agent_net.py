@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
 from experiments.agent_launch import STOP_LINE, go_line
+from experiments.agent_protocol import AgentStream
 from tests.unit.test_agent_harness import PYTHONS, AgentRun, python_ids
 
 MIB = 1 << 20
@@ -62,6 +64,10 @@ def test_telemetry_streams_host_counters_until_stopped(python: str) -> None:
         assert 0.0 <= line["cpu_busy"] <= 1.0
         assert line["interval"] > 0 and line["net_rx_bps"] >= 0
     assert [x["t"] for x in lines] == sorted(x["t"] for x in lines)
+    # the controller's reader takes every line it sent (its hello has no directory: null)
+    stream = AgentStream("lo")
+    list(stream.feed(b"".join(json.dumps(line).encode() + b"\n" for line in run.seen)))
+    assert stream.garbage_count == 0, stream.garbage
 
 
 def test_wait_go_holds_the_run_until_the_go_time(python: str, tmp_path: Path) -> None:

@@ -316,3 +316,59 @@ def test_garbage_is_said_once_in_the_runs_warnings_with_the_first_line() -> None
     assert garbage_warning("agent", 0, []) == []
     (said,) = garbage_warning("agent", 3, ['{"type": 7} (bad record type 7)', "x"])
     assert said.startswith("3 line(s) from the agent could not be read") and "bad record type 7" in said
+
+
+# ------------------------------------------------------------------ latency histograms (issue 17)
+HOSTILE_HISTOGRAMS: list[Any] = [
+    "x", [1, 2], 5, True, {"-1": 1}, {"2048": 1}, {"99999": 1}, {"1e3": 1}, {" 12": 1}, {"12 ": 1}, {"\u0663": 1},
+    {"": 1}, {"12": -1}, {"12": 1.5}, {"12": True}, {"12": "3"}, {"12": None}, {"12": [1]}, {"12": 1e400},
+    {"12": float("nan")}, {"12": 2**70}, {str(k): 1 for k in range(2049)},
+]
+
+
+@pytest.mark.parametrize("hist", HOSTILE_HISTOGRAMS, ids=lambda h: repr(h)[:30])
+def test_a_summary_histogram_that_is_not_one_is_garbage_not_a_result(hist: Any) -> None:
+    stream = AgentStream("c1")
+    assert stream.feed(_line({**SUMMARY, "lat_hist": hist})) == []
+    assert stream.summary is None and stream.garbage_count == 1 and "lat_hist" in stream.garbage[0]
+    (ok,) = stream.feed(_line({**SUMMARY, "lat_hist": {"0": 3, "2047": 1, "400": 0}}))
+    assert isinstance(ok, AgentSummary) and ok.lat_hist == {0: 3, 2047: 1}  # empty buckets dropped
+
+
+def test_a_summary_without_a_histogram_reads_as_none_not_empty() -> None:
+    (ok,) = AgentStream("c1").feed(_line(SUMMARY))
+    assert isinstance(ok, AgentSummary) and ok.lat_hist is None
+
+
+def test_the_largest_histogram_a_host_may_send_is_read_in_bounded_time_and_memory() -> None:
+    every = {str(k): 2**62 for k in range(2048)}
+    tracemalloc.start()
+    (ok,) = AgentStream("c1").feed(_line({**SUMMARY, "lat_hist": every}))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert isinstance(ok, AgentSummary) and ok.lat_hist is not None and len(ok.lat_hist) == 2048
+    assert peak < 8 << 20
+
+
+def _fio_with_bins(bins: Any) -> str:
+    read = {"io_bytes": 4096, "total_ios": 1, "runtime": 1, "clat_ns": {"max": 5e6, "bins": bins}}
+    return json.dumps({"jobs": [{"read": read, "write": {"io_bytes": 0, "total_ios": 0, "runtime": 1}}]}, allow_nan=True)
+
+
+@pytest.mark.parametrize("bins", [
+    "x", [1], {"-5": 1}, {"1e6": 1}, {"5000": -1}, {"5000": 0.5}, {"5000": "1"}, {"5000": float("inf")},
+    {"9" * 20: 1}, {str(k): 1 for k in range(4097)},
+], ids=lambda b: repr(b)[:30])
+def test_fio_bins_that_are_not_fios_make_the_result_one_clear_value_error(bins: Any) -> None:
+    with pytest.raises(ValueError, match="fio"):
+        parse_fio_json(_fio_with_bins(bins), "c1")
+
+
+def test_fio_bins_become_the_agents_buckets_and_plain_json_gives_no_histogram() -> None:
+    from experiments.latency import bucket_of_us
+
+    summary = parse_fio_json(_fio_with_bins({"1000000": 7, "2000": 3}), "c1")  # 1 ms and 2 µs
+    assert summary.lat_hist == {bucket_of_us(1000.0): 7, bucket_of_us(2.0): 3}
+    plain = json.loads(_fio_with_bins({}))
+    del plain["jobs"][0]["read"]["clat_ns"]["bins"]
+    assert parse_fio_json(json.dumps(plain), "c1").lat_hist is None  # no bins: no honest histogram

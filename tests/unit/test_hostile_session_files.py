@@ -204,6 +204,9 @@ WRONG_SHAPES = (
     ("recommendations", "evidence", '{"ranking": [{"config": [1]}]}'), ("recommendations", "evidence", '{"evidence": 5}'),
     ("recommendations", "evidence", '{"config": {"rsize": [1]}}'),
     ("recommendations", "evidence", '{"ranking": [{"throughput": {"n": "many"}}]}'),
+    ("trials", "summary", '{"latency": [1]}'), ("trials", "summary", '{"latency": {"p99_ms": "low"}}'),
+    ("trials", "summary", '{"latency": {"p99_ms": -1}}'), ("trials", "summary", '{"latency": {"hist": {"3": -1}}}'),
+    ("trials", "summary", '{"latency": {"hist": {"3": 1.5}}}'), ("trials", "summary", '{"latency": {"hist": [1]}}'),
 )  # fmt: skip
 
 

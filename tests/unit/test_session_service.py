@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,20 @@ async def connected(store: Store, hosts: SimulatedHosts, clients: tuple[str, ...
     for c in clients:
         await session.connect(c, Role.CLIENT, _trusting)
     return session
+
+
+def run_demo(db: Path, *, baseline: tuple[str, ...] = (), **choices: Any) -> int:
+    """A complete sweep of ``choices`` over fast simulated hosts, stored in ``db``: its session id."""
+    async def go() -> int:
+        with Store(db) as store:
+            session = await connected(store, SimulatedHosts(speed=400.0))
+            if baseline:
+                await session.baseline(list(baseline))
+            finished = await session.run(session.plan(session.choices(**choices)))
+            assert finished.state == "complete"
+            return finished.session_id
+
+    return asyncio.run(go())
 
 
 @pytest.fixture

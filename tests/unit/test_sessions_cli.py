@@ -58,8 +58,10 @@ def test_list_shows_date_hosts_state_and_the_recommendation_per_objective(tmp_pa
     assert "7 trial(s)" in out and "recommended: seq_read rsize=1048576 111.0 MB/s" in out
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list", "--json")
     data = json.loads(out)
-    assert data["sessions"][0]["recommended"] == {"seq_read": {"config": {"rsize": 1048576},
-                                                               "figure_bps": pytest.approx(111e6), "unit": "B/s"}}
+    assert data["sessions"][0]["recommended"] == {"seq_read": {
+        "config": {"rsize": 1048576}, "figure_bps": pytest.approx(111e6), "unit": "B/s",
+        "p99_ms": None, "met_goal": True,  # a session from before latency was kept: no p99, the throughput goal
+        "goal": {"kind": "throughput", "p99_max_ms": None, "load_iops": None}}}
 
 
 def test_list_without_a_database_says_so_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

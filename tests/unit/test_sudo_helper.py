@@ -155,3 +155,13 @@ def test_the_mtu_checks_ping_runs_by_absolute_path(helper: dict[str, Any], monke
     monkeypatch.setitem(helper, "_tool", lambda name: "/usr/bin/" + name)
     argv = ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", "10.213.7.10"]
     assert helper["check"](argv) == ["/usr/bin/ping", *argv[1:]]
+
+
+@pytest.mark.parametrize(("server", "source"), [("fd00::10", "[fd00::10]:/srv/nfs"), ("10.0.0.1", "10.0.0.1:/srv/nfs"),
+                                                ("filer.example", "filer.example:/srv/nfs")])
+def test_a_test_mount_names_an_ipv6_server_in_brackets_as_mount_and_the_helper_read_it(
+        helper: dict[str, Any], server: str, source: str) -> None:
+    from app.knobs.targets import ScratchMount
+
+    (mkdir, mount) = ScratchMount(server, "/srv/nfs", "/mnt/nfs-tuner-1-ab").set_steps("vers=4.2")
+    assert mount.argv[-2] == source and helper["SOURCE"].fullmatch(source)

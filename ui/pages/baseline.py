@@ -133,7 +133,7 @@ class BaselinePage(Page):
         split.addWidget(main)
         split.setStretchFactor(1, 4)
         split.setSizes([330, 870])
-        layout = QVBoxLayout(self)
+        layout = self.body_layout()
         layout.addWidget(self.hint(HINT))
         layout.addWidget(self.failure)
         layout.addWidget(self.plot.stability)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -39,6 +38,7 @@ from app.session import Role, SessionError, UnknownHostKey
 from app.vocabulary import memory_text
 from ui.async_tasks import dialog_result, spawn
 from ui.focus import tab_moves_on
+from ui.table_fit import ColumnFit
 from ui.theme import buddy_label
 from ui.pages.base import Page
 from ui.trust_dialog import TrustDialog
@@ -85,6 +85,17 @@ def share_lines(f: HostFacts) -> list[str]:
     return exports or mounts
 
 
+def storage_cell(f: HostFacts) -> str:
+    """The table's short word on a host's md arrays ('md0 raid6, 8 disks'); the facts pane has the rest."""
+    return "; ".join(f"{a.name} {a.level}, {a.raid_disks or len(a.members)} disks" for a in f.md_arrays)
+
+
+def shares_cell(f: HostFacts) -> str:
+    """The table's short word on a server's exports (their paths) or a client's NFS mounts (where, which version)."""
+    exports = dict.fromkeys(e.path for e in f.exports)
+    return ", ".join(exports) or ", ".join(f"{m.mount_point} (NFS {m.version or '?'})" for m in f.nfs_mounts)
+
+
 def privilege_text(f: HostFacts) -> str:
     return f.privilege + (f" as {f.user}" if f.user and f.user != "root" else "")
 
@@ -115,6 +126,8 @@ class HostsPage(Page):
         self.name_edit.returnPressed.connect(self._add_typed)
         self.name_error = QLabel(self)
         self.name_error.setObjectName("nameError")
+        self.name_error.setWordWrap(True)
+        self.name_error.hide()  # no blank row under the fields until there is something to say
         self.ssh_list = QListWidget(self)
         self.ssh_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.ssh_list.addItems(self.session.host_names())
@@ -130,11 +143,12 @@ class HostsPage(Page):
 
         add_box = QGroupBox("Add a host", self)
         grid = QGridLayout(add_box)
-        grid.addWidget(buddy_label("Na&me:", self.name_edit, self), 0, 0)  # &N is Next's
-        grid.addWidget(self.name_edit, 0, 1, 1, 2)
-        grid.addWidget(self.role_box, 1, 1)
-        grid.addWidget(self.add_button, 1, 2)
-        grid.addWidget(self.name_error, 2, 0, 1, 3)
+        # the label above the field: beside it, the column was too wide for the hosts' table on a small screen
+        grid.addWidget(buddy_label("Na&me:", self.name_edit, self), 0, 0, 1, 2)  # &N is Next's
+        grid.addWidget(self.name_edit, 1, 0, 1, 2)
+        grid.addWidget(self.role_box, 2, 0)
+        grid.addWidget(self.add_button, 2, 1)
+        grid.addWidget(self.name_error, 3, 0, 1, 2)
         ssh_box = QGroupBox("From ~/.ssh/config", self)
         ssh_layout = QVBoxLayout(ssh_box)
         ssh_layout.addWidget(self.ssh_list)
@@ -146,6 +160,8 @@ class HostsPage(Page):
         offered_layout = QVBoxLayout(offered_box)
         offered_layout.addWidget(self.offered_list)
         offered_layout.addWidget(self.offered_add)
+        for short in (self.ssh_list, self.offered_list):  # on a short screen they scroll from three rows
+            short.setMinimumHeight(3 * short.fontMetrics().lineSpacing() + 2 * short.frameWidth())
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -161,8 +177,7 @@ class HostsPage(Page):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         tab_moves_on(self.table)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table_fit = ColumnFit(self.table, narrow=(4, 5, 6, 7), spare=6)  # NICs, storage, exports, privilege wrap
         self.table.itemSelectionChanged.connect(self._show_facts)
         self.table.setAccessibleName("Hosts")
         self.retest_button = QPushButton("&Test again", self)
@@ -173,6 +188,7 @@ class HostsPage(Page):
         self.facts_view.setAccessibleName("Facts of the selected host")
         self.summary = QLabel(self)
         self.summary.setObjectName("hostsSummary")
+        self.summary.setWordWrap(True)  # the hosts left out can be many: it wraps, never widens the page
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -188,8 +204,8 @@ class HostsPage(Page):
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(1, 3)
-        split.setSizes([300, 900])
-        layout = QVBoxLayout(self)
+        split.setSizes([250, 950])
+        layout = self.body_layout()
         layout.addWidget(split)
         self._refresh_summary()
 
@@ -200,8 +216,10 @@ class HostsPage(Page):
         if not HOST_RE.match(name):
             self.name_error.setText(f"“{html.escape(name)}” is not a host name ssh would accept." if name
                                     else "Type a host name first.")
+            self.name_error.show()
             return
         self.name_error.clear()
+        self.name_error.hide()
         if self.add_host(name, Role(self.role_box.currentData())):  # Qt hands the enum back as its str
             self._typed_added(name)
 
@@ -324,12 +342,12 @@ class HostsPage(Page):
             nics = ", ".join(f"{n.name} {n.mtu}" + (f" @ {n.speed_mbps // 1000} Gb/s" if n.speed_mbps and n.speed_mbps >= 1000 else "")
                              for n in f.nics if n.name != "lo") if f else ""
             status = row.state.value  # the why is in the tooltip and the facts pane: columns stay readable
-            cells = (row.name, row.role.value, status, f.kernel if f else "", nics,
-                     "; ".join(md_lines(f)) if f else "", "; ".join(share_lines(f)) if f else "",
-                     privilege_text(f) if f else "")
+            cells = (row.name, row.role.value, status, f.kernel if f else "", nics, storage_cell(f) if f else "",
+                     shares_cell(f) if f else "", privilege_text(f) if f else "")
+            tips = {5: "\n".join(md_lines(f)), 6: "\n".join(share_lines(f))} if f else {}
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(tips.get(col, text))
                 if col == 2:
                     item.setIcon(self._state_icon(row.state))
                     item.setToolTip(row.error or text)

@@ -5,6 +5,8 @@ which lists what the run changes on each host, and only on its explicit "Start r
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -14,13 +16,13 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
     QSpinBox,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -29,13 +31,23 @@ from PySide6.QtWidgets import (
 )
 
 from app.knobs.model import Safety
-from app.session import STRATEGY_TEXT, WORKLOADS, KnobChoice, PlanChoices, PlanError, SessionError, plan_problems
+from app.session import (
+    STRATEGY_TEXT,
+    WORKLOADS,
+    GoalKind,
+    KnobChoice,
+    PlanChoices,
+    PlanError,
+    SessionError,
+    plan_problems,
+)
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
-from app.vocabulary import duration_text, knob_label
+from app.vocabulary import GOAL_TITLES, duration_text, knob_label
 from app.sweep.spec import SweepSpec
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
 from ui.run_confirmation import RunConfirmation
+from ui.table_fit import ColumnFit
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
@@ -61,9 +73,55 @@ def allowed_text(knob: KnobChoice) -> str:
     return v.describe() + (f" {knob.spec.unit}" if knob.spec.unit and not v.choices else "")
 
 
+def allowed_cell(knob: KnobChoice) -> str:
+    """What the table's Allowed cell says: a list of more than four choices by its two first and its
+    last ('4096, 8192, …, 1048576'); the cell's tooltip and the field's have them all."""
+    choices = knob.spec.validity.choices
+    if len(choices) <= 4:
+        return allowed_text(knob)
+    return f"{choices[0]}, {choices[1]}, …, {choices[-1]}"
+
+
 def safety_text(knob: KnobChoice) -> str:
     text = SAFETY_TEXT[knob.spec.safety]
     return ("⚠ " if knob.needs_opt_in else "") + (f"{text}, on a fresh test mount" if knob.on_test_mount else text)
+
+
+def _centred(widget: QWidget, parent: QWidget) -> QWidget:
+    holder = QWidget(parent)
+    layout = QVBoxLayout(holder)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignVCenter)
+    return holder
+
+
+class ValuesFit(ColumnFit):
+    """The knobs' columns inside the table's width: a long knob name, its allowed values and its
+    safety class wrap; the values fields get the room left and ask for their text's width (a line
+    edit's own wish is some 17 characters, whatever it holds)."""
+
+    VALUES = COLUMNS.index("Values to try")
+
+    def __init__(self, table: QTableWidget, edits: dict[str, QLineEdit]) -> None:
+        super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Allowed"), COLUMNS.index("Safety")),
+                         spare=self.VALUES)
+        self.edits = edits
+        for edit in edits.values():
+            edit.textChanged.connect(self.refit)
+
+    def natural_width(self, column: int) -> int:
+        if column != self.VALUES:
+            return super().natural_width(column)
+        fm = self.table.fontMetrics()
+        return max((fm.horizontalAdvance(e.text()) for e in self.edits.values()), default=0) + 4 * fm.averageCharWidth()
+
+
+def _number(text: str) -> float | None:
+    """A typed number; None when empty, nan when not a number (the goal's check then says what is wrong)."""
+    try:
+        return float(text) if text.strip() else None
+    except ValueError:
+        return math.nan
 
 
 class PlanPage(Page):
@@ -87,9 +145,6 @@ class PlanPage(Page):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAccessibleName("Knobs to sweep")
         tab_moves_on(self.table)  # Tab goes from check box to values field, not cell by cell
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.checks: dict[str, QCheckBox] = {}
         self.edits: dict[str, QLineEdit] = {}
         for row, knob in enumerate(self.knobs):
@@ -114,8 +169,10 @@ class PlanPage(Page):
             self.table.setItem(row, 1, name_item)
             self.table.setItem(row, 2, QTableWidgetItem(knob.spec.scope.value))
             self.table.setItem(row, 3, QTableWidgetItem(knob.current))
-            self.table.setCellWidget(row, 4, edit)
-            self.table.setItem(row, 5, QTableWidgetItem(allowed_text(knob)))
+            self.table.setCellWidget(row, 4, _centred(edit, self.table))  # a row grown by wrapped text keeps it one line high
+            allowed = QTableWidgetItem(allowed_cell(knob))
+            allowed.setToolTip(allowed_text(knob))
+            self.table.setItem(row, 5, allowed)
             safety = QTableWidgetItem(safety_text(knob))
             safety.setForeground(QColor(SAFETY_COLOURS[knob.spec.safety]))
             self.table.setItem(row, 6, safety)
@@ -123,7 +180,7 @@ class PlanPage(Page):
                 check.setChecked(False)
                 check.setEnabled(False)
                 edit.setEnabled(False)
-        self.table.resizeRowsToContents()
+        self.table_fit = ValuesFit(self.table, self.edits)
 
         self.async_box = QCheckBox("Also try &async exports (unsafe: may lose data on a server crash)", self)
         self.async_box.setObjectName("asyncOptIn")
@@ -156,6 +213,21 @@ class PlanPage(Page):
         self.reps.setToolTip("Each configuration runs at least this many times, and up to three times as many while "
                              "its runs disagree; the ranking uses the mean and its 95 % CI.")
         self.reps.valueChanged.connect(self._changed)
+        self.goal_box = QComboBox(self)
+        self.goal_box.setAccessibleName("Goal")
+        for key, title in GOAL_TITLES.items():
+            self.goal_box.addItem(title, key)
+        self.goal_box.setCurrentIndex(self.goal_box.findData(defaults.goal))
+        self.goal_box.setToolTip("What the recommendation optimises. Latency is the p99 of every operation of "
+                                 "every client, from their merged histograms.")
+        self.goal_box.currentIndexChanged.connect(self._goal_changed)
+        self.p99_edit = self._goal_field("p99Limit", "p99 limit in milliseconds", "e.g. 5",
+                                         "Configurations whose p99 exceeds this many milliseconds are left out of "
+                                         "the choice; when none stays under it, nothing is recommended.")
+        self.load_edit = self._goal_field("loadIops", "Load in operations per second per client", "the plan's own load",
+                                          "Each client's workload is held to this many operations per second, so "
+                                          "every configuration serves the same load; empty: its jobs on every "
+                                          "client, unthrottled.")  # fmt: skip
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
         emphasize(self.estimate)
@@ -163,22 +235,39 @@ class PlanPage(Page):
         side = QWidget(self)
         form = QFormLayout(side)
         form.setContentsMargins(0, 0, 0, 0)
+        # Labels above their fields, and fields as narrow as a few words (their lists show each
+        # choice whole): beside the labels, the longest choice set the column's width, and on a
+        # 960-pixel screen the knobs' table scrolled sideways.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
+        for combo in (self.strategy_box, self.goal_box):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(16)
+        self.workload_list.setMinimumHeight(3 * self.workload_list.fontMetrics().lineSpacing()
+                                            + 2 * self.workload_list.frameWidth())  # fmt: skip
         wl_box = QGroupBox("&Workloads", self)
         QVBoxLayout(wl_box).addWidget(self.workload_list)
         form.addRow(wl_box)
         form.addRow(buddy_label("S&trategy:", self.strategy_box, self), self.strategy_box)
         form.addRow(buddy_label("Re&petitions:", self.reps, self), self.reps)  # &R is Start run's
+        form.addRow(buddy_label("&Goal:", self.goal_box, self), self.goal_box)
+        form.addRow(buddy_label("p99 li&mit (ms):", self.p99_edit, self), self.p99_edit)
+        form.addRow(buddy_label("Loa&d (ops/s per client):", self.load_edit, self), self.load_edit)
         form.addRow(self.estimate)
-        body = QHBoxLayout()
-        knobs_col = QVBoxLayout()
+        knobs = QWidget(self)
+        knobs_col = QVBoxLayout(knobs)
+        knobs_col.setContentsMargins(0, 0, 0, 0)
         knobs_col.addWidget(self.table, 1)
         knobs_col.addWidget(self.async_box)
         knobs_col.addWidget(self.error_label)
-        body.addLayout(knobs_col, 3)
-        body.addWidget(side, 1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(body)
-        self._changed()
+        body = QSplitter(Qt.Orientation.Horizontal, self)  # the table gets the width, never the fields' wishes
+        body.addWidget(knobs)
+        body.addWidget(side)
+        body.setStretchFactor(0, 7)  # the fields a share of any width: at 1280 pixels a strategy's
+        body.setStretchFactor(1, 3)  # whole name shows, at 960 the knobs' columns still fit
+        body.setSizes([700, 300])
+        layout = self.body_layout()
+        layout.addWidget(body)
+        self._goal_changed()
 
     def initializePage(self) -> None:
         # today's values are known once the hosts are connected
@@ -228,8 +317,29 @@ class PlanPage(Page):
             for i in range(self.workload_list.count())
             if self.workload_list.item(i).checkState() == Qt.CheckState.Checked
         )
+        goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
-                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked())  # fmt: skip
+                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked(), goal=goal,
+                                    p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
+                                    load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
+
+    def _goal_field(self, name: str, accessible: str, placeholder: str, tip: str) -> QLineEdit:
+        """A number a goal takes (its limit, its load); empty when the goal takes none."""
+        edit = QLineEdit(self)
+        edit.setObjectName(name)
+        edit.setAccessibleName(accessible)
+        edit.setPlaceholderText(placeholder)
+        edit.setToolTip(tip)
+        edit.textChanged.connect(self._changed)
+        return edit
+
+    @Slot()
+    def _goal_changed(self, *_args: object) -> None:
+        """Only the chosen goal's own field takes a value."""
+        goal = self.goal_box.currentData()
+        self.p99_edit.setEnabled(goal == GoalKind.P99_CAP)
+        self.load_edit.setEnabled(goal == GoalKind.LOWEST_P99)
+        self._changed()
 
     @Slot()
     def _changed(self, *_args: object) -> None:
@@ -237,6 +347,8 @@ class PlanPage(Page):
         self.errors = plan_problems(choices)
         for name, edit in self.edits.items():
             edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if name in self.errors else "")
+        for edit in (self.p99_edit, self.load_edit):
+            edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if "goal" in self.errors and edit.isEnabled() else "")
         self.error_label.setText("; ".join(self.errors.values()))
         if self.errors:
             self.estimate.setText("Fix the plan to see how long it takes.")

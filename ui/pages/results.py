@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -23,9 +22,12 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.report import ObjectiveView, SessionData
+from app.report.session_data import LATENCY_HEADERS
+from app.session import GoalKind
 from app.session.results import ExportError, ObjectiveResults, export_report, objective_results, saved_text
 from app.vocabulary import config_text, interval_text, percent_text, signed_percent_text
 from ui.pages.base import Page
@@ -33,9 +35,10 @@ from ui.pages.results_chart import KnobChart
 from ui.pages.results_snippets import SnippetCard
 from ui.review.dialogs import Dialogs
 from ui.review.tables import fill_table, make_table
+from ui.table_fit import ColumnFit
 from ui.theme import buddy_label
 
-RANK_COLUMNS = ("#", "Configuration", "Mean (95 % CI)", "Median CV", "Runs")
+RANK_COLUMNS = ("#", "Configuration", "Mean (95 % CI)", *LATENCY_HEADERS, "Median CV", "Runs")
 
 
 class ResultsPage(Page):
@@ -59,8 +62,11 @@ class ResultsPage(Page):
         self.objective.currentIndexChanged.connect(self._show_objective)
         self.workload = QLabel(self)
         self.workload.setObjectName("objectiveWorkload")
-        rec_box = QGroupBox("Recommendation", self)
+        self.workload.setWordWrap(True)
+        rec_box = QWidget(self)  # no group box: its frame and title cost the ranking two rows on a short screen
+        rec_box.setAccessibleName("Recommendation")
         rec_layout = QVBoxLayout(rec_box)
+        rec_layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         row.addWidget(buddy_label("&Objective:", self.objective, self))
         row.addWidget(self.objective)
@@ -70,25 +76,30 @@ class ResultsPage(Page):
         evidence.setWidget(self.recommendation)
         evidence.setWidgetResizable(True)
         evidence.setFrameShape(QFrame.Shape.NoFrame)
+        evidence.setAccessibleName("Recommendation and its evidence")  # it takes focus to scroll by keys
         rec_layout.addWidget(evidence, 1)
 
         self.ranking = make_table(RANK_COLUMNS, self, name="rankingTable")
         self.ranking.setAccessibleName("Ranking")
-        rank_box = QGroupBox("Ranking", self)
-        QVBoxLayout(rank_box).addWidget(self.ranking)
+        self.ranking_fit = ColumnFit(self.ranking, narrow=(1,))  # a long configuration wraps, the figures stay whole
 
         self.chart = KnobChart(self)
         self.snippets = QTabWidget(self)
         self.snippets.setObjectName("snippetTabs")
         self.snippets.setUsesScrollButtons(True)
         self.snippet_views: list[SnippetCard] = []
+        # One pane at a time, each the page's whole width: beside each other, the ranking's columns
+        # (figures, latencies, CV, runs) and the fstab line both scrolled sideways below 1280 pixels.
         self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("resultTabs")
+        self.tabs.addTab(self.ranking, "&Ranking")
         self.tabs.addTab(self.snippets, "&Config snippets")
         self.tabs.addTab(self.chart, "&Per knob")  # &K is the chart's Knob field
 
         self.safety = QLabel(self)
         self.safety.setObjectName("safetyNotes")
         self.safety.setWordWrap(True)
+        self.safety.hide()  # shown with notes only: no blank row above the buttons
 
         self.saved = QLabel(self)
         self.saved.setObjectName("savedLabel")
@@ -107,16 +118,12 @@ class ResultsPage(Page):
         actions.addWidget(self.export_button)
         actions.addWidget(self.new_button)
 
-        split = QSplitter(Qt.Orientation.Horizontal, self)
-        split.addWidget(rank_box)
-        split.addWidget(self.tabs)
-        split.setSizes([600, 460])
         upright = QSplitter(Qt.Orientation.Vertical, self)
         upright.addWidget(rec_box)
-        upright.addWidget(split)
+        upright.addWidget(self.tabs)
         upright.setStretchFactor(1, 1)
         upright.setSizes([190, 400])
-        layout = QVBoxLayout(self)
+        layout = self.body_layout()
         layout.addWidget(upright, 1)
         layout.addWidget(self.safety)
         layout.addLayout(actions)
@@ -160,13 +167,14 @@ class ResultsPage(Page):
             return
         view = shown.view
         self.workload.setText(f"Workload: {shown.workload}")
-        gain = f" ({signed_percent_text(view.gain_rel)} against today's configuration)" \
+        what = "p99 " if view.goal.kind is GoalKind.LOWEST_P99 else ""  # that goal's gain is a change of p99
+        gain = f" ({what}{signed_percent_text(view.gain_rel)} against today's configuration)" \
             if view.gain_rel is not None else ""
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
         self.recommendation.setText(f"<p><b>{html.escape(view.verdict())}</b>{html.escape(gain)}</p><ul>{evidence}</ul>")
-        fill_table(self.ranking, [(r.rank, config_text(r.config), interval_text(r.mean, r.half_width, view.unit),
-                                   percent_text(r.median_cv), r.n)
-                                  for r in view.ranking], numeric=(0, 2, 3, 4))  # fmt: skip
+        fill_table(self.ranking, [(r.rank, r.config_cell(), interval_text(r.mean, r.half_width, view.unit),
+                                   *r.latency_cells(), percent_text(r.median_cv), r.n)
+                                  for r in view.ranking], numeric=(0, *range(2, len(RANK_COLUMNS))))  # fmt: skip
         self.chart.set_bars(shown.knobs)
         self._show_snippets(shown)
 
@@ -174,12 +182,14 @@ class ResultsPage(Page):
         """The session's notes and the shown objective's snippet trouble (its warnings stand with its evidence)."""
         if self.data is None:
             self.safety.setText("")
+            self.safety.hide()
             return
         not_ranked = [f"Not ranked: {config_text(dict(e.get('config') or {}))}: {e.get('reason', '')}"
                       for e in self.data.excluded]  # fmt: skip
         trouble = [self.shown.snippet_error] if self.shown is not None and self.shown.snippet_error else []
         notes = [*self.data.notes, *not_ranked, *trouble]
         self.safety.setText("<br>".join(f"⚠ {html.escape(n)}" for n in notes))
+        self.safety.setVisible(bool(notes))
 
     def _show_snippets(self, shown: ObjectiveResults | None) -> None:
         current = self.snippets.currentWidget()

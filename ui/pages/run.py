@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.session import SessionError
@@ -47,6 +47,19 @@ ENDED_TEXT = {SessionState.COMPLETE: "finished", SessionState.CANCELLED: "cancel
 PAUSED_IN_TRIAL = "Paused: this trial runs to its end, then the next waits for Resume (the hosts keep their settings)."
 PAUSED_BETWEEN = "Paused between trials: nothing runs until you press Resume (the hosts keep their settings)."
 PAUSED_COLOUR = "#d2a000"  # the banner's warning amber (ui.message_banner)
+
+
+def _captioned(caption: str, view: QWidget, parent: QWidget) -> QWidget:
+    """``view`` under its caption: a group box's frame and margins cost the plots their height."""
+    pane = QWidget(parent)
+    layout = QVBoxLayout(pane)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    label = QLabel(caption, pane)
+    label.setWordWrap(True)
+    layout.addWidget(label)
+    layout.addWidget(view, 1)
+    return pane
 
 
 def outcome_text(finished: SweepFinished) -> str:
@@ -123,13 +136,9 @@ class RunPage(Page):
         top.addWidget(self.skip_button)
         top.addWidget(self.cancel_button)
         top.addWidget(self.back_button)
-        strip_box = QGroupBox("Finished trials", self)
-        QVBoxLayout(strip_box).addWidget(self.strip)
-        journal_box = QGroupBox("Journal of changes on the hosts (all put back at the end)", self)
-        QVBoxLayout(journal_box).addWidget(self.journal)
         below = QSplitter(Qt.Orientation.Horizontal, self)  # side by side: the plots keep the height
-        below.addWidget(strip_box)
-        below.addWidget(journal_box)
+        below.addWidget(_captioned("Finished trials", self.strip, self))
+        below.addWidget(_captioned("Journal of changes on the hosts (all put back at the end)", self.journal, self))
         below.setStretchFactor(1, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.plots)
@@ -137,7 +146,7 @@ class RunPage(Page):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         split.setSizes([440, 150])
-        layout = QVBoxLayout(self)
+        layout = self.body_layout()
         layout.addLayout(top)
         layout.addWidget(self.paused_banner)
         layout.addWidget(self.trial_label)

@@ -7,12 +7,20 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.report import ComparisonRow, compare_sessions
 from app.report.comparison import Side
-from app.vocabulary import config_text, date_text, interval_text, signed_figure_text, signed_percent_text, signed_range_text
+from app.vocabulary import (
+    config_text,
+    date_text,
+    interval_text,
+    latency_text,
+    signed_figure_text,
+    signed_percent_text,
+    signed_range_text,
+)
 from app.store.store import Store
 from ui.review.tables import cap_columns, fill_table, make_table
 
 COLUMNS = ("Objective", "Configuration", "A: mean (95 % CI)", "A runs", "B: mean (95 % CI)", "B runs",
-           "B − A", "B − A (%)", "Difference 95 % CI", "Verdict")
+           "B − A", "B − A (%)", "Difference 95 % CI", "Verdict", "A: p99", "B: p99")
 # What an admin comparing two sessions came for, shown right after the configuration's name
 # (the header's visual order; the columns keep their indexes); the means and runs follow.
 FIRST = ("B − A (%)", "B − A", "Verdict")
@@ -34,7 +42,7 @@ def _label(row: ComparisonRow) -> str:
 def row_cells(r: ComparisonRow) -> tuple[str, ...]:
     diff, rel, ci = signed_figure_text(r.diff, r.unit), signed_percent_text(r.rel), signed_range_text(r.low, r.high, r.unit)
     return (r.objective, _label(r), _side(r.a, r.unit), str(r.a.n), _side(r.b, r.unit), str(r.b.n), diff, rel, ci,
-            r.verdict)
+            r.verdict, latency_text(r.p99_a), latency_text(r.p99_b))
 
 
 class CompareView(QWidget):
@@ -52,7 +60,7 @@ class CompareView(QWidget):
         self.table = make_table(COLUMNS, self, name="comparison")
         self.table.setWordWrap(False)  # one line a row: columns sized to their texts, the configuration elided
         self.table.horizontalHeader().setStretchLastSection(False)  # Verdict, the last column, moves forward
-        fill_table(self.table, [row_cells(r) for r in self.rows], numeric=(2, 3, 4, 5, 6, 7, 8))
+        fill_table(self.table, [row_cells(r) for r in self.rows], numeric=(2, 3, 4, 5, 6, 7, 8, 10, 11))
         header = self.table.horizontalHeader()
         for place, name in enumerate(FIRST, start=2):
             header.moveSection(header.visualIndex(COLUMNS.index(name)), place)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGroupBox, QLabel, QScrollArea, QTableWidget, QVBoxLayout, QWidget
 
 from app.report import ObjectiveView, SessionData, workload_table
+from app.report.session_data import LATENCY_HEADERS
 from app.vocabulary import OPS, config_text, figure_text, interval_text, percent_text
 from ui.review.tables import fill_table, make_table
 from ui.theme import emphasize
 
-RANK_COLUMNS = ("#", "Configuration", "Sustainable (95 % CI)", "Mean (95 % CI)", "Runs", "Median CV",
-                "Deepest dip", "Trials")
+RANK_COLUMNS = ("#", "Configuration", "Sustainable (95 % CI)", "Mean (95 % CI)", *LATENCY_HEADERS,
+                "Runs", "Median CV", "Deepest dip", "Trials")
 
 
 def _label(text: str, parent: QWidget, *, wrap: bool = True) -> QLabel:
@@ -36,10 +37,10 @@ class ObjectiveBox(QGroupBox):
             layout.addWidget(_label(f"⚠ {w}", self))
         self.ranking: QTableWidget = make_table(RANK_COLUMNS, self, name=f"ranking {view.objective}")
         fill_table(self.ranking, [
-            (r.rank, config_text(r.config), interval_text(r.sustainable, r.sustainable_half_width, view.unit),
-             interval_text(r.mean, r.half_width, view.unit), r.n, percent_text(r.median_cv),
+            (r.rank, r.config_cell(), interval_text(r.sustainable, r.sustainable_half_width, view.unit),
+             interval_text(r.mean, r.half_width, view.unit), *r.latency_cells(), r.n, percent_text(r.median_cv),
              percent_text(r.deepest_dip), ", ".join(f"#{t}" for t in r.trial_ids))
-            for r in view.ranking], numeric=(0, 2, 3, 4, 5, 6))
+            for r in view.ranking], numeric=(0, *range(2, len(RANK_COLUMNS) - 1)))
         self.ranking.setMinimumHeight(min(60 + 30 * len(view.ranking), 320))
         layout.addWidget(self.ranking)
 

@@ -49,18 +49,6 @@ def tip_columns(table: QTableWidget, columns: Iterable[int]) -> None:
                 item.setToolTip(item.text())
 
 
-def fit_columns(table: QTableWidget, stretch: Iterable[int]) -> None:
-    """The ``stretch`` columns share what the others (sized to their contents) leave of the width:
-    the table never scrolls sideways, and their long cells elide. Call before filling."""
-    header = table.horizontalHeader()
-    header.setStretchLastSection(False)
-    table.setWordWrap(False)  # one line a row: a long cell elides rather than doubling the row
-    wide = set(stretch)
-    for c in range(table.columnCount()):
-        mode = QHeaderView.ResizeMode.Stretch if c in wide else QHeaderView.ResizeMode.ResizeToContents
-        header.setSectionResizeMode(c, mode)
-
-
 def cap_columns(table: QTableWidget, widths: Mapping[int, int]) -> None:
     """Narrow these columns to at most their width in px (their long cells elide); call after filling."""
     for c, most in widths.items():

@@ -39,11 +39,12 @@ from ui.review.compare_view import CompareView
 from ui.review.dialogs import Dialogs
 from ui.review.session_rows import COLUMNS, SessionRow
 from ui.review.session_view import SessionView
-from ui.review.tables import fill_table, fit_columns, make_table, tip_columns
+from ui.review.tables import fill_table, make_table, tip_columns
 from ui.standard_actions import HelpMenu, quit_action
+from ui.table_fit import ColumnFit
 
 ALL_HOSTS = "All hosts"
-LONG_COLUMNS = (2, 3, 5, 6)  # hosts, plan, recommended, notes: they share the width and elide
+LONG_COLUMNS = (2, 3, 5, 6)  # hosts, plan, recommended, notes: they give up width and elide, their headers whole
 NOTES = COLUMNS.index("Notes")
 SESSION_FILTER = "nfs-tuner session files (*.db *.sqlite *.nfs-tuner);;All files (*)"
 
@@ -97,7 +98,7 @@ class ReviewWindow(QMainWindow):
 
         self.table = make_table(COLUMNS, self, name="sessions")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        fit_columns(self.table, LONG_COLUMNS)
+        self.table_fit = ColumnFit(self.table, LONG_COLUMNS, spare=NOTES, elide=True)
         self.table.horizontalHeader().setSortIndicator(COLUMNS.index("Date"), Qt.SortOrder.DescendingOrder)
         self.table.doubleClicked.connect(lambda _i: self.open_selected())
         self.open_button = QPushButton("&Open", self)
@@ -106,10 +107,10 @@ class ReviewWindow(QMainWindow):
         self.compare_button.setToolTip("Select two sessions (Ctrl+click), then compare them side by side.")
         self.compare_button.clicked.connect(self.compare_selected)
 
-        filters = QHBoxLayout()
-        filters.addWidget(self.host_box, 1)
+        filters = QHBoxLayout()  # the dates under the host: in one row they kept the list 560 pixels wide
         for w in (self.since_on, self.since_date, self.until_on, self.until_date):
             filters.addWidget(w)
+        filters.addStretch(1)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.open_button)
@@ -117,6 +118,7 @@ class ReviewWindow(QMainWindow):
         left = QWidget(self)
         ll = QVBoxLayout(left)
         ll.addWidget(self.search)
+        ll.addWidget(self.host_box)
         ll.addLayout(filters)
         ll.addWidget(self.table, 1)
         ll.addLayout(buttons)
@@ -129,7 +131,7 @@ class ReviewWindow(QMainWindow):
         split.addWidget(left)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 2)
-        split.setSizes([580, 700])  # at 1280 px: the list's seven columns readable, a comparison's Δ and verdict in view
+        split.setSizes([600, 680])  # at 1280 px: the list's seven columns and their titles whole, a comparison's Δ and verdict in view
         central = QWidget(self)
         cl = QVBoxLayout(central)
         cl.addWidget(self.banner)
