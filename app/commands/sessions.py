@@ -14,6 +14,8 @@ from app.report.session_data import (
     load_session_data,
     objective_views,
     plan_goal,
+    trial_fairness_json,
+    trial_fairness_note,
     trial_figure_text,
     trial_figures,
     trial_latency,
@@ -118,6 +120,8 @@ def _share(value: Any) -> float | None:
 def _trial_line(t: TrialRecord) -> str:
     fig, mean, lat = trial_figures(t), trial_mean(t), trial_latency(t)
     latency = f" {latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)}" if lat is not None else ""
+    if (fair := trial_fairness_note(t)) is not None:  # the clients' spread, only when beyond the noise
+        latency += f", clients {fair}"
     figure = (f"{trial_figure_text(t)} cv {percent_text(_share(fig.get('cv')))} "
               f"dip {percent_text(_share(fig.get('deepest_dip')))}{latency}") if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""
@@ -147,7 +151,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                "hosts": list(session.hosts), "notes": session.notes, "origin": session.origin},
                    "goal": plan_goal(session.plan).to_json(),
                    "trials": [{"id": t.id, "state": t.state.value, "reason": t.reason, "config": t.config,
-                               "workload": t.workload, "summary": t.summary, "latency": trial_latency_json(t)}
+                               "workload": t.workload, "summary": t.summary, "latency": trial_latency_json(t),
+                               "fairness": trial_fairness_json(t)}
                               for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
                    "snippets": snippets}, out, indent=2)  # fmt: skip

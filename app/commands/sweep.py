@@ -25,7 +25,7 @@ from app.session.plan import plan_problems
 from app.store import Store
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
-from app.report.session_data import plan_goal, trial_latency_json
+from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
 from app.vocabulary import config_text, duration_text, figure_text, latencies_text
 from experiments.goals import GOALS, MAX_LOAD_IOPS, MAX_P99_MS, GoalKind
 from experiments.workloads import MIB
@@ -203,7 +203,8 @@ def main(args: argparse.Namespace) -> int:
                 "session": sid, "state": store.get_session(sid).state.value,
                 "goal": plan_goal(store.get_session(sid).plan).to_json(),
                 "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
-                            "mean_bps": (t.summary or {}).get("mean"), "latency": trial_latency_json(t)}
+                            "mean_bps": (t.summary or {}).get("mean"), "latency": trial_latency_json(t),
+                            "fairness": trial_fairness_json(t)}
                            for t in trials],
                 "revert_problems": list(finished[-1].problems) if finished else [],
                 "topups": finished[-1].topups if finished else 0,

@@ -32,6 +32,7 @@ from app.vocabulary import BYTES, config_text, figure_text, goal_text, latency_t
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
+from experiments.fairness import Fairness, config_fairness
 from experiments.goals import Goal, GoalKind
 from experiments.latency import Latency
 from experiments.plan import Plan
@@ -56,6 +57,7 @@ class TrialFigures:
     telemetry: TelemetryDigest
     latency: Latency | None = None  # the clients' merged histogram's figures; None: not measured (older sessions)
     ops_per_s: float | None = None  # operations per second over every client (what a rate-capped load served)
+    fairness: Fairness | None = None  # the clients' shares; None: one client, or older sessions
 
 
 def sustained(figs: Sequence[TrialFigures]) -> list[float]:
@@ -88,7 +90,7 @@ def figures_of(trial: TrialRecord, telemetry: TelemetryDigest) -> TrialFigures |
         p5=_num(fig, "p5", mean) or 0.0, cv=_num(fig, "cv", 0.0) or 0.0,
         deepest_dip=_num(fig, "deepest_dip", 0.0) or 0.0, dips=int(_num(fig, "dips", 0) or 0),
         telemetry=telemetry, latency=Latency.from_json(summary.get("latency")),
-        ops_per_s=_num(summary, "ops_per_s", _num(fig, "ops_per_s")),
+        ops_per_s=_num(summary, "ops_per_s", _num(fig, "ops_per_s")), fairness=Fairness.from_json(summary.get("fairness")),
     )
 
 
@@ -258,6 +260,7 @@ def recommend_objective(
     lines.append(ev.stability_text(chosen, unit))
     if (latency := ev.latency_line(chosen)) is not None:
         lines.append(latency)
+    lines += ev.fairness_lines(config_fairness([f.fairness for f in candidates[chosen_key]]))
     if unit == BYTES:
         lines.append(ev.ceiling_text(share, ceilings, chosen_tel))
     if best_sync is not None:

@@ -19,7 +19,10 @@ from app.vocabulary import (
     latencies_text,
     latency_text,
     percent_text,
+    ratio_text,
+    shares_text,
 )
+from experiments.fairness import LATE_RULE, NOISE_RULE, ConfigFairness
 from experiments.goals import Goal
 
 ASYNC_RISK = (
@@ -229,3 +232,19 @@ def versus_missed(best: ConfigResult, baseline: ConfigResult, gain: Gain | None,
     return (f"Against the current settings {config_text(baseline.config)} "
             f"({figure_text(baseline.sustainable.mean, unit)}), which miss the goal ({why}): {change}; "
             "the change stands on meeting the goal.")
+
+
+def fairness_lines(fair: ConfigFairness | None) -> list[str]:
+    """Unfair shares and a late last client, each only when beyond the noise in every run (experiments.fairness)."""
+    if fair is None:
+        return []
+    noise = f"pooled CV {percent_text(fair.noise_cv)}"
+    runs = f"in {fair.runs} of {fair.runs} run(s)"
+    lines = []
+    if fair.consistent:
+        lines.append(f"Clients' shares of the total under it: {shares_text(fair.shares)}, {fair.lowest} lowest: "
+                     f"beyond the noise {runs} (rule: {NOISE_RULE}, {noise}).")  # fmt: skip
+    if fair.consistently_late and fair.done_ratio is not None:
+        lines.append(f"Fixed-size work: the last client was done {ratio_text(fair.done_ratio)} after the first, "
+                     f"beyond the noise {runs} (rule: {LATE_RULE}, {noise}).")  # fmt: skip
+    return lines

@@ -23,6 +23,7 @@ from app.report.session_data import (
     load_session_data,
     plan_goal,
     plan_summary,
+    trial_fairness_cell,
     trial_figure_text,
     trial_latency_cells,
     trial_ops,
@@ -248,10 +249,11 @@ def _journal(data: SessionData) -> str:
 def _trials(data: SessionData) -> str:
     marks = [trial_mark(t) for t in data.trials]
     return _table(("Trial", "Workload", "Rep", "Configuration", "State", "Mean", "ops/s", *LATENCY_HEADERS,
-                   "Reason, warnings"),
+                   "Fairness", "Reason, warnings"),
                   [(f"#{t.id}", workload_kind(t.workload), t.repetition, config_text(t.config),
                     SYMBOL[m] + t.state.value, trial_figure_text(t), figure_text(trial_ops(t), OPS),
-                    *trial_latency_cells(t), "; ".join(x for x in (t.reason, *trial_warnings(t)) if x))
+                    *trial_latency_cells(t), trial_fairness_cell(t),
+                    "; ".join(x for x in (t.reason, *trial_warnings(t)) if x))
                    for t, m in zip(data.trials, marks, strict=True)], numeric=(2, *range(5, 10)), cls="trials", marks=marks)
 
 

@@ -23,7 +23,9 @@ from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, Tria
 from app.store.states import TrialState
 from app.store.store import Store
 from app.vocabulary import BYTES, OPS, config_text, figure_text, goal_text, latency_text, unit_of, workload_id
+from app.vocabulary.fairness import fairness_cell
 from app.vocabulary.figures import MISSING
+from experiments.fairness import Fairness
 from experiments.goals import Goal
 from experiments.latency import Latency
 
@@ -79,6 +81,29 @@ def trial_latency_cells(trial: TrialRecord) -> tuple[str, str, str]:
     lat = trial_latency(trial)
     return (latency_text(lat.p50_ms), latency_text(lat.p99_ms), latency_text(lat.p999_ms)) if lat is not None \
         else (MISSING, MISSING, MISSING)
+
+
+def trial_fairness(trial: TrialRecord) -> Fairness | None:
+    """The trial's fairness between clients (experiments.fairness); None for one client or older sessions."""
+    return Fairness.from_json(_mapping(trial.summary).get("fairness"))
+
+
+def trial_fairness_json(trial: TrialRecord) -> dict[str, Any] | None:
+    """The figures for --json, always, whether beyond the noise or not; None when not kept."""
+    return None if (fair := trial_fairness(trial)) is None else fair.to_json()
+
+
+def trial_fairness_note(trial: TrialRecord) -> str | None:
+    """'2.2×, Jain 0.87' when the clients differed beyond the noise (experiments.fairness); None otherwise."""
+    fair = trial_fairness(trial)
+    if fair is None or not (fair.uneven or fair.late):
+        return None
+    return fairness_cell(fair.ratio, fair.jain, fair.done_ratio if fair.late else None)
+
+
+def trial_fairness_cell(trial: TrialRecord) -> str:
+    """The trials tables' fairness cell: the figures only when beyond the noise, 'even' when measured and not."""
+    return trial_fairness_note(trial) or ("even" if trial_fairness(trial) is not None else MISSING)
 
 
 def trial_ops(trial: TrialRecord) -> float | None:

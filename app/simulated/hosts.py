@@ -161,7 +161,7 @@ class SimulatedRunner:
         configs = {c.host: self.hosts.config_at(c.directory) for c in clients}
         op_bytes = world.OP_BYTES.get(workload.kind, 4096)
         rate = getattr(workload, "rate_iops", None)  # the goal's load: the agent holds each client to it
-        free = {h: world.throughput(cfg, workload.kind) for h, cfg in configs.items()}
+        free = {h: world.throughput(cfg, workload.kind) * self.hosts.slow_path.get(h, 1.0) for h, cfg in configs.items()}
         level_of = {h: min(bps, rate * op_bytes) if rate else bps for h, bps in free.items()}
         busy = {h: level_of[h] / free[h] for h in free}  # a client held below what it could do queues less
         lat_rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}-latency")  # the throughput's draws stay
@@ -230,6 +230,7 @@ class SimulatedHosts:
         self.gone: set[str] = set()  # hosts that stopped answering (tests take one away and bring it back)
         self.fail_next: list[str] = []  # reasons the next trials break with while every host answers
         self.refuse: set[tuple[str, str]] = set()  # (knob, value) the hosts refuse to apply, as a real one may
+        self.slow_path: dict[str, float] = {}  # client -> share of its speed its path gives (tests of fairness)
 
     def config_at(self, directory: str) -> Mapping[str, Value]:
         """The configuration a client's I/O in ``directory`` runs with (today's outside a test mount)."""

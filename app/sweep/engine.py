@@ -59,6 +59,7 @@ from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
 from experiments.estimate import estimate_duration
+from experiments.fairness import run_fairness
 from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
 from experiments.samples import Sample
@@ -470,6 +471,9 @@ class SweepEngine:
                 latency = clients_latency([s.lat_hist if s else None for s in got], [s.lat_max_ms for s in got if s])
                 if latency is not None:
                     summary["latency"] = latency.to_json()
+                fair = run_fairness(result.summaries, result.samples, phased=phased, warmup_s=timing.warmup_s)
+                if fair is not None:  # one client, or nothing moved: no shares to state
+                    summary["fairness"] = fair.to_json()
                 summary.update(
                     ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
                     caches_dropped=list(result.caches_dropped), warnings=result.warnings,

@@ -27,7 +27,7 @@ def knob_label(knob: str) -> str:
 
 def knob_value_text(knob: str, value: Any) -> str:
     """'1048576', '4.2', 'sync': a stored value ("1M", "SYNC" or 1048576) in the one form the parser reads back."""
-    if value is None:
+    if value is None or value == "":  # nothing before: nfs-tuner's own test mount did not exist
         return MISSING
     if isinstance(value, Mapping | list | tuple):  # a journal's compound value (mount options, …)
         return data_text(value)

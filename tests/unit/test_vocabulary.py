@@ -173,3 +173,9 @@ def test_stored_json_reads_as_short_text() -> None:
     assert data_text(["rw", "sync"]) == "rw, sync"
     assert data_text({"a": 1, "b": None}) == "a=1, b=—"
     assert data_text(None) == "—" and data_text(3) == "3"
+
+
+def test_a_journal_entry_with_nothing_before_reads_as_a_dash_not_as_blank() -> None:
+    from app.vocabulary import transition_text
+
+    assert transition_text("test_mount", "", "nconnect=1") == "— → nconnect=1"

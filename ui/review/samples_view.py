@@ -19,7 +19,7 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.report import trial_mean, workload_kind
-from app.report.session_data import LATENCY_HEADERS, trial_figure_text, trial_latency_cells
+from app.report.session_data import LATENCY_HEADERS, trial_fairness_cell, trial_figure_text, trial_latency_cells
 from app.vocabulary import config_text, knob_value_text
 from app.store.records import TrialRecord
 from app.store.store import Store
@@ -70,11 +70,11 @@ class SamplesView(QWidget):
         self.levels: list[Decimated] = []
         self.curves: list[_StreamCurve] = []
         self.knobs = list(dict.fromkeys(k for t in self.trials for k in t.config))
-        self.table = make_table(("Trial", "Workload", "Rep", *self.knobs, "State", "Mean", *LATENCY_HEADERS),
+        self.table = make_table(("Trial", "Workload", "Rep", *self.knobs, "State", "Mean", *LATENCY_HEADERS, "Fairness"),
                                 self, name="trials")  # fmt: skip
         fill_table(self.table, [
             (f"#{t.id}", workload_kind(t.workload), t.repetition, *(knob_value_text(k, t.config.get(k)) for k in self.knobs),
-             t.state.value, trial_figure_text(t), *trial_latency_cells(t)) for t in self.trials],
+             t.state.value, trial_figure_text(t), *trial_latency_cells(t), trial_fairness_cell(t)) for t in self.trials],
             numeric=(2,))
         self.table.itemSelectionChanged.connect(self._zoom_to_selected)
         self.caption = QLabel("Select a trial to zoom to it; drag or wheel to zoom, right-drag to stretch.", self)
