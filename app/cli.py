@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.journal",
     "app.commands.report",
     "app.commands.sessions",
+    "app.commands.study",
     "app.commands.sweep",
 )
 

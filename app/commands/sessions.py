@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.study import ladder_lines
 from app.paths import resolve_db_path
+from app.report.ladder import load_ladder
 from app.report.session_data import (
     load_session_data,
     objective_views,
@@ -29,6 +31,7 @@ from app.store.records import TrialRecord
 from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
 from app.vocabulary import config_text, date_text, figure_text, goal_text, latencies_text, latency_text, percent_text
+from app.vocabulary.ladder import knee_short_text
 
 
 def register(subparsers: Any) -> None:
@@ -84,14 +87,15 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         with _open(args, readonly=True) as store:
             rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
-                views, _ = objective_views(store, s.id, telemetry=False)
+                ladder = load_ladder(store, s.id)  # a ladder recommends no knob: its knee instead
+                views = () if ladder else objective_views(store, s.id, telemetry=False)[0]
                 rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
                                                            "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
                                                            "met_goal": v.met_goal}
                                              for v in views},
-                             "origin": s.origin})
+                             "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {})})
     except StoreError as e:
         return _fail(str(e))
     if args.json:
@@ -106,9 +110,11 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         rec = ", ".join(f"{o} {config_text(v['config'])} {figure_text(v['figure_bps'], v['unit'])}"
                         + (f" (p99 {latency_text(v['p99_ms'])})" if v["p99_ms"] is not None else "")
                         for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
+        if "ladder" in r:
+            rec = f"(load ladder) {knee_short_text(r['ladder'])}"
         imported = "  (imported)" if r["origin"] else ""
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
-                  f"{r['trials']} trial(s)  recommended: {rec}{imported}\n")
+                  f"{r['trials']} trial(s)  {'' if 'ladder' in r else 'recommended: '}{rec}{imported}\n")
     return 0
 
 
@@ -133,6 +139,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     try:
         with _open(args, readonly=True) as store:
             data = load_session_data(store, args.id)
+            ladder = load_ladder(store, args.id)
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
     except StoreError as e:
@@ -155,7 +162,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                "fairness": trial_fairness_json(t)}
                               for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
-                   "snippets": snippets}, out, indent=2)  # fmt: skip
+                   "snippets": snippets, **({"ladder": ladder.to_json()} if ladder else {})}, out, indent=2)  # fmt: skip
         out.write("\n")
         return 0
     out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
@@ -165,6 +172,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out.write(f"\nTrials ({len(trials)}):\n")
     for t in trials:
         out.write(_trial_line(t) + "\n")
+    if ladder is not None:  # a ladder recommends no knob: its knee instead
+        out.writelines(f"{line}\n" for line in ["", *ladder_lines(ladder)])
+        return 0
     out.write("\nRecommendation" + ("" if not views or views[0].stored else " (computed now, not stored)") + ":\n")
     if not views:
         out.write("  none: no ok trial informs an objective\n")

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -184,40 +185,51 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
         return 2
+    return drive("sweep", args, _run, _done)
+
+
+def drive(command: str, args: argparse.Namespace, run: Callable[[argparse.Namespace, Store, EventBus], Coroutine[Any, Any, int]],
+          done: Callable[[argparse.Namespace, Store, int, list[SweepFinished]], int]) -> int:  # fmt: skip
+    """Run a session headless (``sweep``, ``study ladder``): progress on the terminal (on stderr under --json),
+    Ctrl-C cancels and puts every change back; ``done`` says the stored session and returns the exit code."""
     bus = EventBus()
     finished: list[SweepFinished] = []
     bus.subscribe(_Printer(sys.stderr if args.json else sys.stdout, False))
     bus.subscribe(finished.append, SweepFinished)
     with Store(resolve_db_path(args.db)) as store:
         try:
-            sid = asyncio.run(_run(args, store, bus))
+            sid = asyncio.run(run(args, store, bus))
         except KeyboardInterrupt:
-            print("\nnfs-tuner sweep: cancelled; every change was put back", file=sys.stderr)
+            print(f"\nnfs-tuner {command}: cancelled; every change was put back", file=sys.stderr)
             return 130
         except Exception as exc:  # a host's trouble (SessionError) or a bug: said, never a traceback
-            print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
+            print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
             return 1
-        trials = store.trials(sid)
-        if args.json:
-            json.dump({
-                "session": sid, "state": store.get_session(sid).state.value,
-                "goal": plan_goal(store.get_session(sid).plan).to_json(),
-                "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
-                            "mean_bps": (t.summary or {}).get("mean"), "latency": trial_latency_json(t),
-                            "fairness": trial_fairness_json(t)}
-                           for t in trials],
-                "revert_problems": list(finished[-1].problems) if finished else [],
-                "topups": finished[-1].topups if finished else 0,
-                "paused_for": finished[-1].paused_for if finished else "",
-            }, sys.stdout, indent=2)  # fmt: skip
-            sys.stdout.write("\n")
-        else:
-            ok = sum(1 for t in trials if t.state.value == "ok")
-            topups = f" ({finished[-1].topups} re-run for lost runs)" if finished and finished[-1].topups else ""
-            print(f"session {sid}: {ok} of {len(trials)} trials ok{topups}; see `nfs-tuner sessions show {sid}`")
-            if finished and finished[-1].paused_for:
-                print(f"paused: {finished[-1].paused_for} stopped answering; when it is back, "
-                      f"`nfs-tuner sweep --resume {sid}` goes on where it stopped")
+        return done(args, store, sid, finished)
+
+
+def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
+    trials = store.trials(sid)
+    if args.json:
+        json.dump({
+            "session": sid, "state": store.get_session(sid).state.value,
+            "goal": plan_goal(store.get_session(sid).plan).to_json(),
+            "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
+                        "mean_bps": (t.summary or {}).get("mean"), "latency": trial_latency_json(t),
+                        "fairness": trial_fairness_json(t)}
+                       for t in trials],
+            "revert_problems": list(finished[-1].problems) if finished else [],
+            "topups": finished[-1].topups if finished else 0,
+            "paused_for": finished[-1].paused_for if finished else "",
+        }, sys.stdout, indent=2)  # fmt: skip
+        sys.stdout.write("\n")
+    else:
+        ok = sum(1 for t in trials if t.state.value == "ok")
+        topups = f" ({finished[-1].topups} re-run for lost runs)" if finished and finished[-1].topups else ""
+        print(f"session {sid}: {ok} of {len(trials)} trials ok{topups}; see `nfs-tuner sessions show {sid}`")
+        if finished and finished[-1].paused_for:
+            print(f"paused: {finished[-1].paused_for} stopped answering; when it is back, "
+                  f"`nfs-tuner sweep --resume {sid}` goes on where it stopped")
     if finished and finished[-1].paused_for:
         return 3
     return 0 if finished and not finished[-1].problems else 1

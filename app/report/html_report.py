@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
+import numpy as np
+
 from app.report.charts import knob_charts, over_time_charts
+from app.report.ladder import LadderResult, load_ladder
+from app.report.svg import Series, line_chart
 from app.report.session_data import (
     LATENCY_HEADERS,
     SessionData,
@@ -43,9 +47,11 @@ from app.vocabulary import (
     goal_text,
     interval_text,
     knob_value_text,
+    latency_text,
     memory_text,
     percent_text,
 )
+from app.vocabulary.ladder import load_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -257,7 +263,26 @@ def _trials(data: SessionData) -> str:
                    for t, m in zip(data.trials, marks, strict=True)], numeric=(2, *range(5, 10)), cls="trials", marks=marks)
 
 
-def render_html(data: SessionData, samples: SampleArrays) -> str:
+def _ladder(ladder: LadderResult) -> str:
+    """The load ladder's section: the knee sentence, throughput and p99 against load, and the steps' table."""
+    ok = [st for st in ladder.steps if st.throughput_bps is not None]
+    x = np.array([st.load for st in ok], dtype=float)
+    charts = [line_chart([Series("throughput", x, np.array([st.throughput_bps for st in ok], dtype=float))],
+                         title="Throughput against offered load", x_label="streams", y_label="MB/s", y_scale=1e6),
+              line_chart([Series("p99", x, np.array([st.p99_ms if st.p99_ms is not None else np.nan for st in ok]))],
+                         title="p99 against offered load", x_label="streams", y_label="ms")]  # fmt: skip
+    rows = [(load_text(st.load), f"{st.streams} × {st.clients}", figure_text(st.throughput_bps), latency_text(st.p50_ms),
+             latency_text(st.p99_ms), percent_text(st.layers.nfsd_waiting), percent_text(st.layers.server_cpu),
+             percent_text(st.layers.disk_util), percent_text(st.layers.nic_util), percent_text(st.layers.client_cpu),
+             st.reason) for st in ladder.steps]  # fmt: skip
+    held = config_text(ladder.config) if ladder.config else "the hosts' own settings"
+    return "\n".join([f"<p>{_e(ladder.workload)} at {_e(held)}.</p>", f"<p><strong>{_e(ladder.sentence)}</strong></p>",
+                      *charts, _table(("Load", "Streams × clients", "Throughput", "p50", "p99", "nfsd waiting",
+                                       "Server CPU", "Disk", "NIC", "Client CPU", "Reason"), rows,
+                                      numeric=range(2, 10), cls="ladder")])  # fmt: skip
+
+
+def render_html(data: SessionData, samples: SampleArrays, ladder: LadderResult | None = None) -> str:
     s = data.session
     title = f"nfs-tuner session {s.id} — {date_text(s.created)} — {', '.join(s.hosts) or 'no hosts'}"
     charts = over_time_charts(data.trials, samples) + knob_charts(data.trials, data.knobs)
@@ -267,6 +292,7 @@ def render_html(data: SessionData, samples: SampleArrays) -> str:
         f"<meta name=\"generator\" content=\"nfs-tuner {_e(__version__)}\">",
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>", _meta(data), _legend(),
+        *(('<h2 id="ladder">Load ladder</h2>', _ladder(ladder)) if ladder is not None else ()),
         '<h2 id="results">Results</h2>', results_table(data),
         '<h2 id="recommendation">Recommendation</h2>', _recommendations(data),
         '<h2 id="plots">Plots</h2>', "\n".join(charts) or "<p>No samples were stored.</p>",
@@ -284,7 +310,7 @@ def write_report(store: Store, session_id: int, dest: str | Path, *, data: Sessi
     """Render a session's report to ``dest`` (written to a temporary file, then moved in place)."""
     dest = Path(dest)
     data = data or load_session_data(store, session_id)
-    text = render_html(data, store.load_session_samples(session_id))
+    text = render_html(data, store.load_session_samples(session_id), load_ladder(store, session_id))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=dest.parent)
     try:

@@ -362,12 +362,20 @@ def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
     return tuple(groups)
 
 
+def ladder_sweep(plan: Any) -> Mapping[str, Any] | None:
+    """The stored sweep record of a load ladder's plan (app.report.ladder); None for any other session."""
+    sweep = plan.get("sweep") if isinstance(plan, Mapping) else None
+    return sweep if isinstance(sweep, Mapping) and sweep.get("ladder") else None
+
+
 def load_session_data(store: Store, session_id: int) -> SessionData:
-    """Everything but the samples (those load separately: they can be a million rows)."""
+    """Everything but the samples (those load separately: they can be a million rows). A load
+    ladder recommends no knob: its knee is app.report.ladder's."""
     session = store.get_session(session_id)
     trials = tuple(store.trials(session_id))
-    views, excluded = objective_views(store, session_id)
-    notes = () if all(v.stored for v in views) else (
+    ladder = ladder_sweep(session.plan) is not None
+    views, excluded = ((), ()) if ladder else objective_views(store, session_id)
+    notes = () if ladder or all(v.stored for v in views) else (
         "No recommendation was stored with this session: it was computed now from the trials' summaries.",)
     return SessionData(
         session=session, trials=trials, objectives=views, excluded=excluded,

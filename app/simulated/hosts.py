@@ -161,11 +161,17 @@ class SimulatedRunner:
         configs = {c.host: self.hosts.config_at(c.directory) for c in clients}
         op_bytes = world.OP_BYTES.get(workload.kind, 4096)
         rate = getattr(workload, "rate_iops", None)  # the goal's load: the agent holds each client to it
-        free = {h: world.throughput(cfg, workload.kind) * self.hosts.slow_path.get(h, 1.0) for h, cfg in configs.items()}
+        jobs = int(getattr(workload, "jobs", 1))  # streams per client: a load ladder's rung
+        streams = jobs * len(clients)
+        served = {h: world.streams_bps(cfg, workload.kind, jobs, streams) for h, cfg in configs.items()}
+        free = {h: bps * self.hosts.slow_path.get(h, 1.0) for h, bps in served.items()}
+        # operations queue longer than the default model's when more streams share less throughput
+        crowd = {h: jobs / world.IN_FLIGHT.get(workload.kind, 1) * world.throughput(cfg, workload.kind)
+                 / max(served[h], 1.0) for h, cfg in configs.items()}  # fmt: skip
         level_of = {h: min(bps, rate * op_bytes) if rate else bps for h, bps in free.items()}
         busy = {h: level_of[h] / free[h] for h in free}  # a client held below what it could do queues less
         lat_rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}-latency")  # the throughput's draws stay
-        jitter = {c.host: 1.0 + lat_rng.gauss(0, 0.04) for c in clients}  # each run's own latency luck
+        jitter = {c.host: (1.0 + lat_rng.gauss(0, 0.04)) * crowd[c.host] for c in clients}  # a run's own latency luck
         t, stop = 0.0, False
         while not stop:
             await asyncio.sleep(interval / self.hosts.speed)
@@ -189,9 +195,12 @@ class SimulatedRunner:
                 total_bps = sum(s.throughput_bps for s in batch)
                 tel = HostTelemetry(server, t, 1.0, disk_read_bps=0 if write else total_bps * 0.9,
                                     disk_write_bps=total_bps * 1.02 if write else 0, net_rx_bps=total_bps * 1.03,
-                                    net_tx_bps=total_bps * 0.02, cpu_busy=0.3)  # fmt: skip
-                result.telemetry.append(tel)
-                self.bus.publish(TelemetryBatch(trial_id, (tel,)))
+                                    net_tx_bps=total_bps * 0.02, cpu_busy=0.3,
+                                    extra=self._pool_stats(configs, streams, batch, interval))  # fmt: skip
+                tels = (tel, *(HostTelemetry(s.client, t, 1.0, net_rx_bps=s.throughput_bps, cpu_busy=0.1)
+                               for s in batch if any(w.host == s.client for w in telemetry)))  # fmt: skip
+                result.telemetry += tels
+                self.bus.publish(TelemetryBatch(trial_id, tels))
             if cancel is not None and cancel.is_set():
                 result.ended = "cancelled"
                 break
@@ -214,6 +223,18 @@ class SimulatedRunner:
                 phases=phases, lat_hist=hist,
             )  # fmt: skip
         return result
+
+
+    @staticmethod
+    def _pool_stats(configs: Mapping[str, Mapping[str, Value]], streams: int, batch: Sequence[Sample],
+                    interval: float) -> dict[str, float]:  # fmt: skip
+        """nfsd's pool_stats rates as the telemetry agent reports them: arrived, and woken for those
+        that found an idle thread (the rest waited for one)."""
+        config = next(iter(configs.values()), world.TODAY)
+        arrived = sum(s.ops for s in batch) / interval
+        return {"nfsd.packets_arrived_per_s": arrived, "nfsd.sockets_enqueued_per_s": arrived,
+                "nfsd.threads_woken_per_s": arrived * (1.0 - world.waiting_share(config, streams)),
+                "nfsd.threads": float(config.get("nfsd_threads", world.TODAY["nfsd_threads"]))}  # fmt: skip
 
 
 class SimulatedHosts:

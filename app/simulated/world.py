@@ -80,6 +80,11 @@ def _num(config: Mapping[str, Value], knob: str) -> float:
 
 def throughput(config: Mapping[str, Value], workload: str) -> float:
     """Bytes per second one client moves with ``config`` (today's values for the knobs it omits)."""
+    return min(_uncapped(config, workload), LINK_BPS * 0.95)
+
+
+def _uncapped(config: Mapping[str, Value], workload: str) -> float:
+    """``throughput`` before the link caps it: what the client's default streams would move."""
     f = 0.55 + 0.45 * min(1.0, math.log2(max(_num(config, "nfsd_threads"), 1.0)) / 6)
     for size in ("rsize", "wsize"):
         f *= 0.8 + 0.2 * min(1.0, _num(config, size) / (1 << 20))
@@ -90,7 +95,32 @@ def throughput(config: Mapping[str, Value], workload: str) -> float:
         f *= 0.85 + 0.15 * min(1.0, _num(config, "stripe_cache_size") / 4096)
         f *= 1.6 if str(config.get("export_sync", TODAY["export_sync"])) == "async" else 1.0
     f *= 1.05 if _num(config, "mtu") >= 9000 else 1.0
-    return min(BASE_BPS.get(workload, 50 * MB) * f, LINK_BPS * 0.95)
+    return BASE_BPS.get(workload, 50 * MB) * f
+
+
+STREAMS_PER_THREAD = 4  # streams the server keeps up with per nfsd thread before requests queue for one
+KNEE_SHARPNESS = 6.0  # how abruptly the server's curve bends at its capacity
+
+
+def server_load(config: Mapping[str, Value], streams: int) -> float:
+    """Offered streams over all clients as a share of what the nfsd threads keep up with (1: at capacity)."""
+    return max(streams, 0) / (STREAMS_PER_THREAD * max(_num(config, "nfsd_threads"), 1.0))
+
+
+def streams_bps(config: Mapping[str, Value], workload: str, jobs: int, streams: int) -> float:
+    """Bytes per second one client moves with ``jobs`` streams while ``streams`` are offered over all
+    clients: each stream adds its share until the nfsd threads saturate (a smooth knee), and the link
+    caps the client. At the workload's default jobs and a light load this is ``throughput``."""
+    per_stream = _uncapped(config, workload) / IN_FLIGHT.get(workload, 1)
+    x = server_load(config, streams)
+    bent: float = (1.0 + x**KNEE_SHARPNESS) ** (-1.0 / KNEE_SHARPNESS)
+    return min(per_stream * jobs * bent, LINK_BPS * 0.95)
+
+
+def waiting_share(config: Mapping[str, Value], streams: int) -> float:
+    """pool_stats' share of requests that found no idle nfsd thread at this load."""
+    x = server_load(config, streams)
+    return x * x / (1.0 + x * x)
 
 
 OP_BYTES = {"seq_write": 1 << 20, "seq_read": 1 << 20, "rewrite": 1 << 20}  # the rest: 4 KiB operations

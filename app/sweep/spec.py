@@ -54,6 +54,8 @@ class SweepSpec:
     python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
     engine: str = "agent"  # the load: "agent", "fio" or "auto" (fio where it runs the spec exactly)
     goal: Goal = field(default_factory=Goal)  # what the recommendation optimises (experiments.goals)
+    ladder: tuple[int, ...] = ()  # a load ladder (app.sweep.ladder): streams per client at each step
+    jobs: int | None = None  # streams per client the looping workload runs with (None: its default)
 
     def __post_init__(self) -> None:
         if not self.clients:
@@ -90,8 +92,9 @@ class SweepSpec:
         duration = t.warmup_s + t.max_measure_s + 2.0  # the monitor stops first; this is the backstop
         cls = WORKLOAD_TYPES[kind]
         if kind in LOOPING:  # the goal's load, when it sets one, holds every configuration to the same rate
+            jobs = {"jobs": self.jobs} if self.jobs else {}
             return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
-                       loop=True, duration_s=duration, interval_s=self.interval_s, rate_iops=self.goal.load_iops)
+                       loop=True, duration_s=duration, interval_s=self.interval_s, rate_iops=self.goal.load_iops, **jobs)
         return cls(interval_s=self.interval_s, **PHASED_SIZES.get(kind, {}))
 
     @property
@@ -105,6 +108,7 @@ class SweepSpec:
         sweep["clients"] = list(self.clients)
         sweep["python"] = dict(self.python)
         sweep["goal"] = self.goal.to_json()
+        sweep["ladder"] = list(self.ladder)
         return {**self.plan.to_json(), "sweep": sweep}
 
     @classmethod
@@ -112,4 +116,5 @@ class SweepSpec:
         sweep = dict(data["sweep"])
         sweep["clients"] = tuple(sweep["clients"])
         sweep["goal"] = Goal.from_json(sweep.get("goal"))  # older sessions: the throughput goal
+        sweep["ladder"] = tuple(int(n) for n in sweep.get("ladder", ()))
         return cls(plan=Plan.from_json(data), **sweep)

@@ -1,0 +1,143 @@
+"""``nfs-tuner study ladder``: a load ladder headless, its knee and the layer that saturated there.
+
+The ladder (app.sweep.ladder) steps the streams per client 1, 2, 4, … up to
+``--max-streams`` on every client at once, at the hosts' own settings or with knobs held
+by ``--knob NAME=V``, one trial per step, stored as a session of its own (``sessions
+show``, ``report``). The knee rule and the layer attribution: experiments.knee.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.commands import arguments
+from app.commands.sweep import MAX_DURATION_S, MAX_FILE_MIB, MAX_LINK_MBPS, drive
+from app.events import EventBus
+from app.hosts import HostPool, SshSettings
+from app.knobs.catalog import SPECS
+from app.report.ladder import LadderResult, load_ladder
+from app.session import PlanChoices, PlanError, Role, TuningSession
+from app.session.ladder_plan import ladder_problems
+from app.store import Store
+from app.sweep import SweepFinished
+from app.sweep.ladder import MAX_STREAMS
+from app.sweep.ssh_hosts import SshHosts
+from app.vocabulary import config_text, figure_text, latency_text, percent_text
+from app.vocabulary.ladder import load_text
+from experiments.workloads import MIB
+
+DEFAULT_WORKLOAD = "rand_read"
+DEFAULT_MAX_STREAMS = 64
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("study", help="studies beyond a sweep: the load ladder",
+                              description="Studies that measure how the hosts behave rather than which knob wins.")  # fmt: skip
+    studies = p.add_subparsers(dest="study", metavar="STUDY", required=True)
+    q = studies.add_parser(
+        "ladder", help="step the offered load up; name the knee and the layer that saturated there",
+        description="Run one workload on every client at once with 1, 2, 4, … streams per client up to "
+                    "--max-streams (offered load = streams × clients), one trial per step, at the hosts' own "
+                    "settings or with knobs held by --knob NAME=V. The knee: the first step where doubling the "
+                    "load gains < 10 % throughput while p99 grows > 50 %; the layer from that step's "
+                    "telemetry. Every change is put back; the ladder is kept as a session.",
+    )  # fmt: skip
+    q.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE",
+                   help="SSH config that names the hosts (default ~/.ssh/config)")
+    q.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST", help="the NFS server (SSH name)")
+    q.add_argument("--server-address", type=arguments.address, metavar="ADDR",
+                   help="the server's name or address as clients mount it")
+    q.add_argument("--client", type=arguments.host_name, action="append", required=True, metavar="HOST",
+                   help="a client (repeat for several); every step runs on all of them")
+    q.add_argument("--export", type=arguments.export_path, metavar="PATH", help="the export's path on the server")
+    q.add_argument("--workload", type=arguments.workload, default=DEFAULT_WORKLOAD, metavar="W",
+                   help=f"the workload to climb with (default {DEFAULT_WORKLOAD})")
+    q.add_argument("--max-streams", type=arguments.whole_number("a whole number of streams", 1, MAX_STREAMS),
+                   default=DEFAULT_MAX_STREAMS, metavar="N",
+                   help=f"streams per client at the last step (default {DEFAULT_MAX_STREAMS})")
+    q.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V",
+                   help=f"hold a knob at one value for the whole ladder (repeat); knobs: {', '.join(SPECS)}")
+    q.add_argument("--duration", type=arguments.finite_positive_float("seconds", MAX_DURATION_S), metavar="S",
+                   help="measuring cap per step")
+    q.add_argument("--file-size", type=arguments.whole_number("a whole number of MiB", 1, MAX_FILE_MIB),
+                   default=PlanChoices().file_size // MIB, metavar="MiB", help="data set per client")
+    q.add_argument("--link-mbps", type=arguments.finite_positive_float("MB/s", MAX_LINK_MBPS), metavar="MB/s",
+                   help="link ceiling per client (else the measured TCP ceiling): the NIC figure's 100 %%")
+    q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
+    q.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    q.add_argument("--json", action="store_true", help="print every step, the knee and the layer as JSON")
+    q.set_defaults(func=main)
+
+
+def choices_from_args(args: argparse.Namespace) -> PlanChoices:
+    """The ladder's choices; ValueError on a knob given twice."""
+    knobs: dict[str, str] = {}
+    for item in args.knob:
+        if item.name in knobs:
+            raise ValueError(f"--knob {item.name} is given twice: a ladder holds it at one value")
+        knobs[item.name] = item.values
+    return PlanChoices(knobs=knobs, workloads=(args.workload,), repetitions=1, duration_s=args.duration,
+                       allow_async=args.async_opt_in, file_size=int(args.file_size) * MIB,
+                       link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
+                       measure_ceilings=not args.no_ceilings)  # fmt: skip
+
+
+async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
+    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
+    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus)
+    try:
+        for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
+            await session.connect(host, role)
+        spec = session.plan_ladder(choices_from_args(args), args.max_streams, export=args.export,
+                                   server_address=args.server_address)  # fmt: skip
+        await session.run(spec)
+    finally:
+        await session.hosts.close()
+    assert session.session_id is not None
+    return session.session_id
+
+
+def ladder_lines(ladder: LadderResult) -> list[str]:
+    """The ladder's table and its knee sentence, as `study ladder` and `sessions show` print them."""
+    head = (f"{'load':>11}  {'streams×clients':>15}  {'throughput':>12}  {'p50':>9}  {'p99':>9}  "
+            f"{'nfsd wait':>9}  {'srv CPU':>7}  {'disk':>5}  {'NIC':>5}  {'cli CPU':>7}")  # fmt: skip
+    held = config_text(ladder.config) if ladder.config else "the hosts' own settings"
+    lines = [f"Load ladder: {ladder.workload} at {held}", head]
+    for st in ladder.steps:
+        lay = st.layers
+        lines.append(f"{load_text(st.load):>11}  {f'{st.streams}×{st.clients}':>15}  "
+                     f"{figure_text(st.throughput_bps):>12}  {latency_text(st.p50_ms):>9}  {latency_text(st.p99_ms):>9}  "
+                     f"{percent_text(lay.nfsd_waiting):>9}  {percent_text(lay.server_cpu):>7}  "
+                     f"{percent_text(lay.disk_util):>5}  {percent_text(lay.nic_util):>5}  {percent_text(lay.client_cpu):>7}"
+                     + (f"  ({st.reason})" if st.reason else ""))  # fmt: skip
+    lines.append(ladder.sentence)
+    return lines
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if problems := ladder_problems(choices_from_args(args), args.max_streams):
+            raise PlanError(problems)
+    except ValueError as exc:
+        print(f"nfs-tuner study ladder: {exc}", file=sys.stderr)
+        return 2
+    return drive("study ladder", args, _run, _done)
+
+
+def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
+    ladder = load_ladder(store, sid)
+    assert ladder is not None
+    state = store.get_session(sid).state.value
+    unreverted = list(finished[-1].problems) if finished else []
+    if args.json:
+        json.dump({"session": sid, "state": state, **ladder.to_json(), "revert_problems": unreverted},
+                  sys.stdout, indent=2)  # fmt: skip
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(ladder_lines(ladder)))
+        print(f"session {sid} ({state}); see `nfs-tuner sessions show {sid}` and `nfs-tuner report {sid} --to FILE`")
+    return 0 if finished and not finished[-1].problems and state == "complete" else 1
