@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import zlib
 
 AGENT_VERSION = 1
 MIB = 1024 * 1024
@@ -931,34 +932,64 @@ class Tree(object):
 # --------------------------------------------------------------------------- dir scaling
 
 
+MAX_CURVE_POINTS = 200  # dir_scaling: rate-vs-entries points per run, whatever the count
+
+
 class DirScaling(object):
-    """Create files in one directory up to N; samples carry the count for a rate-vs-size curve."""
+    """Create files in one directory up to N; samples carry the count for a rate-vs-size curve.
+
+    ``layout`` "flat" puts every file in one directory; "hashed" spreads them over
+    ``fanout`` subdirectories by a hash of the name (the usual fix for a huge directory).
+    ``points`` > 0: a "point" record (entries so far, create rate over the bucket) every
+    count/points files, at most MAX_CURVE_POINTS, so a million files send a bounded curve.
+    """
 
     def __init__(self, ctx):
         self.count = param(ctx.cfg, "count", 100000, int, 1)
         self.size = param(ctx.cfg, "file_size", 0, int, 0)
         self.fsync = bool(ctx.cfg.get("fsync", False))
+        self.layout = ctx.cfg.get("layout", "flat")
+        if self.layout not in ("flat", "hashed"):
+            raise AgentFailure(errno.EINVAL, "layout must be flat or hashed, not %r" % (self.layout,))
+        self.fanout = param(ctx.cfg, "fanout", 256, int, 1) if self.layout == "hashed" else 1
+        points = min(param(ctx.cfg, "points", 0, int, 0), MAX_CURVE_POINTS, self.count)
+        self.bucket = -(-self.count // points) if points else 0  # files per point, rounded up
         self.curve = []
 
     def prepare(self, ctx):
         self.dir = ctx.path("scale")
         try:
             os.mkdir(self.dir)
+            for d in range(self.fanout if self.layout == "hashed" else 0):
+                os.mkdir(os.path.join(self.dir, "%02x" % d))
         except OSError as exc:
             raise explain(exc, "creating %s" % self.dir)
         ctx.count = 0
 
+    def _path(self, i):
+        name = "f%09d" % i
+        if self.layout == "flat":
+            return os.path.join(self.dir, name)
+        return os.path.join(self.dir, "%02x" % (zlib.crc32(name.encode("ascii")) % self.fanout), name)
+
     def run(self, ctx):
         data = os.urandom(self.size)
         ctx.begin_phase("create")
+        mark = time.monotonic()
         for i in range(self.count):
-            p = os.path.join(self.dir, "f%09d" % i)
+            p = self._path(i)
             _timed(ctx, lambda: _create_file(p, data, self.fsync), 0, self.size, "creating %s" % p)
             ctx.count = i + 1
+            if self.bucket and (ctx.count % self.bucket == 0 or ctx.count == self.count):
+                now = time.monotonic()
+                done = ctx.count - (ctx.count - 1) // self.bucket * self.bucket
+                ctx.out.emit({"type": "point", "layout": self.layout, "entries": ctx.count,
+                              "rate": round(done / max(now - mark, 1e-9), 3), "seconds": round(now - mark, 6)})
+                mark = now
         if ctx.cfg.get("timed_delete", True):
             ctx.begin_phase("delete")
             for i in range(self.count - 1, -1, -1):
-                p = os.path.join(self.dir, "f%09d" % i)
+                p = self._path(i)
                 _timed(ctx, lambda: os.unlink(p), 0, 0, "deleting %s" % p)
                 ctx.count = i
 

@@ -83,6 +83,7 @@ MAX_INTERVAL_S = 600.0  # a sample longer than this is not one the agent sends; 
 MAX_T = 1e12  # seconds: monotonic clocks and offsets from a trial's start, with room to spare
 MAX_EXTRA = 256  # telemetry extras and summary phases per record
 _MS = 1e9  # latencies, ms: a bound that only refuses the absurd
+MAX_RATE = 1e12  # operations per second in a curve point: refuses only the absurd
 
 
 def _time(obj: dict[str, Any]) -> tuple[float, float]:
@@ -114,6 +115,11 @@ def _notice_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         data["message"] = text(data.get("message", ""), "message")
     elif kind == "hello" and data.get("dir") is not None:  # a telemetry agent has no directory: null
         data["dir"] = text(data["dir"], "dir")
+    elif kind == "point":  # dir_scaling's rate-vs-entries curve: one point per bucket of files
+        data["layout"] = text(data.get("layout", "flat"), "layout", 16)
+        data["entries"] = count(data.get("entries"), "entries")
+        data["rate"] = finite(data.get("rate"), "rate", 0.0, MAX_RATE)
+        data["seconds"] = finite(data.get("seconds", 0.0), "seconds", 0.0, MAX_T)
     elif kind == "cleanup":
         data["problems"] = [text(p, "problem") for p in items(data.get("problems", []), "problems", MAX_EXTRA)]
     return data

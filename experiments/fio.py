@@ -92,7 +92,8 @@ def _job_options(spec: w.WorkloadSpec) -> tuple[dict[str, Any], str]:
         case w.DirScaling():
             return ({"rw": "write", "bs": 512, "filesize": max(spec.file_size, 512), "nrfiles": spec.count,
                      "openfiles": 1, "create_on_open": 1, "file_service_type": "sequential"},
-                    "approximation: fio cannot create empty files and reports no rate-versus-count curve")
+                    "approximation: fio cannot create empty files and reports no rate-versus-count curve"
+                    + ("; it puts every file in one directory (no hashed layout)" if spec.layout == "hashed" else ""))
         case w.TcpSink():
             return {"ioengine": "net", "listen": 1, "port": spec.port or 8765, "protocol": "tcp", "rw": "read",
                     "bs": spec.block_size, "size": "100g", "numjobs": 1}, "fio's net engine, one stream"

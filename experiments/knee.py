@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 MIN_GAIN = 0.10  # throughput growth per doubling below this: load buys little
 MAX_P99_GROWTH = 0.50  # p99 growth per doubling above this: requests wait
@@ -103,3 +104,68 @@ def saturated_layer(layers: Layers | None) -> Saturated:
         if figure is not None and math.isfinite(figure) and figure > threshold:
             return Saturated(name, figure, threshold)
     return Saturated("unknown")
+
+
+# --------------------------------------------------------------------------- directory scaling
+# The create-rate curve of one directory growing to N entries (``study dirs``). The early
+# rate is the mean over the points within the first ``EARLY_SHARE`` (10 %) of the
+# entries (the first point at least). The collapse is the first point whose rate is below
+# ``COLLAPSE_SHARE`` (50 %) of the early rate and stays below over the ``SUSTAIN``
+# points from it (3: one slow bucket is noise), or over every point left when the curve
+# ends sooner (two at least). A curve of fewer than ``MIN_POINTS`` measured points is too
+# short to judge. No such point: "no collapse up to N entries"; the share held at the
+# end (mean over the last 10 % of entries) says how close it came.
+
+EARLY_SHARE = 0.10
+COLLAPSE_SHARE = 0.50
+SUSTAIN = 3
+MIN_POINTS = 4
+
+COLLAPSE_RULE = (f"the collapse is the first point where the create rate falls below "
+                 f"{COLLAPSE_SHARE * 100:.0f} % of its rate over the first {EARLY_SHARE * 100:.0f} % of the "
+                 f"entries and stays below for {SUSTAIN} points")  # fmt: skip
+
+
+class CurvePoint(NamedTuple):
+    """Entries in the directory so far and the create rate (per second) over the bucket just ended."""
+
+    entries: int
+    rate: float
+
+
+@dataclass(frozen=True, slots=True)
+class Collapse:
+    """Where the create rate collapsed (index into the measured points) or None, and the figures."""
+
+    index: int | None
+    entries: int | None = None  # entries when it collapsed
+    share: float | None = None  # the rate there as a share of the early rate
+    early_rate: float | None = None
+    end_share: float | None = None  # the share held over the last 10 % of entries
+    last_entries: int | None = None  # the curve's last point (None: too short to judge)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def find_collapse(points: Sequence[CurvePoint]) -> Collapse:
+    """The collapse by COLLAPSE_RULE; points out of order or without a finite rate are ignored."""
+    measured: list[CurvePoint] = []
+    for p in points:
+        if p.entries > 0 and math.isfinite(p.rate) and p.rate >= 0 and (not measured or p.entries > measured[-1].entries):
+            measured.append(p)
+    if len(measured) < MIN_POINTS:
+        return Collapse(None)
+    last = measured[-1].entries
+    early = _mean([p.rate for p in measured if p.entries <= last * EARLY_SHARE] or [measured[0].rate])
+    if early <= 0:
+        return Collapse(None, last_entries=last)
+    tail = [p.rate for p in measured if p.entries > last * (1 - EARLY_SHARE)] or [measured[-1].rate]
+    end_share = _mean(tail) / early
+    below = [p.rate < early * COLLAPSE_SHARE for p in measured]
+    for i, p in enumerate(measured):
+        run = below[i:i + SUSTAIN]
+        if all(run) and (len(run) == SUSTAIN or len(run) >= 2):
+            return Collapse(i, p.entries, p.rate / early, early, end_share, last)
+    return Collapse(None, early_rate=early, end_share=end_share, last_entries=last)

@@ -255,9 +255,16 @@ class Tree(WorkloadSpec):
         _at_least("files", self.files, 1)
 
 
+MAX_CURVE_POINTS = 200  # the agent sends at most this many rate-vs-entries points (experiments/agent.py)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DirScaling(WorkloadSpec):
-    """Create files in one directory up to `count`; samples carry the count (rate vs size)."""
+    """Create files in one directory up to `count`; samples carry the count (rate vs size).
+
+    layout "hashed" spreads the files over `fanout` subdirectories by a hash of the name;
+    `points` > 0 asks for that many rate-vs-entries "point" records (the agent caps them at 200).
+    """
 
     kind: ClassVar[str] = "dir_scaling"
     objective: ClassVar[Objective | None] = Objective.DIR_SCALING
@@ -265,6 +272,9 @@ class DirScaling(WorkloadSpec):
     file_size: int = 0
     fsync: bool = False
     timed_delete: bool = True
+    layout: str = "flat"
+    fanout: int = 256
+    points: int = 0
 
     def __post_init__(self) -> None:
         WorkloadSpec.__post_init__(self)
@@ -272,6 +282,12 @@ class DirScaling(WorkloadSpec):
         if self.count > 50_000_000:
             raise ValueError(f"count must be at most 50 million, got {self.count}")
         _at_least("file_size", self.file_size, 0)
+        if self.layout not in ("flat", "hashed"):
+            raise ValueError(f"layout must be flat or hashed, got {self.layout!r}")
+        if not 1 <= self.fanout <= 4096:
+            raise ValueError(f"fanout must be 1 to 4096, got {self.fanout}")
+        if not 0 <= self.points <= MAX_CURVE_POINTS:
+            raise ValueError(f"points must be 0 to {MAX_CURVE_POINTS}, got {self.points}")
 
 
 def _port(value: int, allow_zero: bool) -> None:
