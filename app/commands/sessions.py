@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
-from app.commands.study import ladder_lines
+from app.commands.study import dirs_lines, ladder_lines
 from app.paths import resolve_db_path
+from app.report.dirs import load_dirs
 from app.report.ladder import load_ladder
 from app.report.session_data import (
     load_session_data,
@@ -88,14 +89,16 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
             rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
                 ladder = load_ladder(store, s.id)  # a ladder recommends no knob: its knee instead
-                views = () if ladder else objective_views(store, s.id, telemetry=False)[0]
+                dirs = load_dirs(store, s.id)  # nor a directory study: its collapse
+                views = () if ladder or dirs else objective_views(store, s.id, telemetry=False)[0]
                 rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
                                                            "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
                                                            "met_goal": v.met_goal}
                                              for v in views},
-                             "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {})})
+                             "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {}),
+                             **({"dirs": {"summary": dirs.summary}} if dirs else {})})
     except StoreError as e:
         return _fail(str(e))
     if args.json:
@@ -112,9 +115,11 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                         for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
         if "ladder" in r:
             rec = f"(load ladder) {knee_short_text(r['ladder'])}"
+        if "dirs" in r:
+            rec = f"(directory scaling) {r['dirs']['summary']}"
         imported = "  (imported)" if r["origin"] else ""
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
-                  f"{r['trials']} trial(s)  {'' if 'ladder' in r else 'recommended: '}{rec}{imported}\n")
+                  f"{r['trials']} trial(s)  {'' if 'ladder' in r or 'dirs' in r else 'recommended: '}{rec}{imported}\n")
     return 0
 
 
@@ -140,6 +145,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
         with _open(args, readonly=True) as store:
             data = load_session_data(store, args.id)
             ladder = load_ladder(store, args.id)
+            dirs = load_dirs(store, args.id)
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
     except StoreError as e:
@@ -162,7 +168,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                "fairness": trial_fairness_json(t)}
                               for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
-                   "snippets": snippets, **({"ladder": ladder.to_json()} if ladder else {})}, out, indent=2)  # fmt: skip
+                   "snippets": snippets, **({"ladder": ladder.to_json()} if ladder else {}),
+                   **({"dirs": dirs.to_json()} if dirs else {})}, out, indent=2)  # fmt: skip
         out.write("\n")
         return 0
     out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
@@ -174,6 +181,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(_trial_line(t) + "\n")
     if ladder is not None:  # a ladder recommends no knob: its knee instead
         out.writelines(f"{line}\n" for line in ["", *ladder_lines(ladder)])
+        return 0
+    if dirs is not None:  # nor a directory study: its curves and collapse
+        out.writelines(f"{line}\n" for line in ["", *dirs_lines(dirs)])
         return 0
     out.write("\nRecommendation" + ("" if not views or views[0].stored else " (computed now, not stored)") + ":\n")
     if not views:

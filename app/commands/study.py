@@ -1,4 +1,8 @@
-"""``nfs-tuner study ladder``: a load ladder headless, its knee and the layer that saturated there.
+"""``nfs-tuner study ladder`` and ``study dirs``: studies headless, each kept as a session.
+
+``study dirs`` grows one directory to ``--entries`` files per layout (app.sweep.dirs) and
+finds where the create rate collapsed (app.report.dirs). ``study ladder``: a load ladder,
+its knee and the layer that saturated there.
 
 The ladder (app.sweep.ladder) steps the streams per client 1, 2, 4, … up to
 ``--max-streams`` on every client at once, at the hosts' own settings or with knobs held
@@ -11,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +24,15 @@ from app.commands.sweep import MAX_DURATION_S, MAX_FILE_MIB, MAX_LINK_MBPS, driv
 from app.events import EventBus
 from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
+from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
 from app.session import PlanChoices, PlanError, Role, TuningSession
+from app.session.dirs_plan import MAX_ENTRIES, dirs_problems
 from app.session.ladder_plan import ladder_problems
 from app.store import Store
 from app.sweep import SweepFinished
+from app.sweep.spec import SweepSpec
+from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
 from app.sweep.ssh_hosts import SshHosts
 from app.vocabulary import config_text, figure_text, latency_text, percent_text
@@ -32,10 +41,11 @@ from experiments.workloads import MIB
 
 DEFAULT_WORKLOAD = "rand_read"
 DEFAULT_MAX_STREAMS = 64
+DEFAULT_ENTRIES = 1_000_000
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("study", help="studies beyond a sweep: the load ladder",
+    p = subparsers.add_parser("study", help="studies beyond a sweep: the load ladder, directory scaling",
                               description="Studies that measure how the hosts behave rather than which knob wins.")  # fmt: skip
     studies = p.add_subparsers(dest="study", metavar="STUDY", required=True)
     q = studies.add_parser(
@@ -46,21 +56,13 @@ def register(subparsers: Any) -> None:
                     "load gains < 10 % throughput while p99 grows > 50 %; the layer from that step's "
                     "telemetry. Every change is put back; the ladder is kept as a session.",
     )  # fmt: skip
-    q.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE",
-                   help="SSH config that names the hosts (default ~/.ssh/config)")
-    q.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST", help="the NFS server (SSH name)")
-    q.add_argument("--server-address", type=arguments.address, metavar="ADDR",
-                   help="the server's name or address as clients mount it")
-    q.add_argument("--client", type=arguments.host_name, action="append", required=True, metavar="HOST",
-                   help="a client (repeat for several); every step runs on all of them")
-    q.add_argument("--export", type=arguments.export_path, metavar="PATH", help="the export's path on the server")
+    _host_arguments(q, "every step runs on all of them")
     q.add_argument("--workload", type=arguments.workload, default=DEFAULT_WORKLOAD, metavar="W",
                    help=f"the workload to climb with (default {DEFAULT_WORKLOAD})")
     q.add_argument("--max-streams", type=arguments.whole_number("a whole number of streams", 1, MAX_STREAMS),
                    default=DEFAULT_MAX_STREAMS, metavar="N",
                    help=f"streams per client at the last step (default {DEFAULT_MAX_STREAMS})")
-    q.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V",
-                   help=f"hold a knob at one value for the whole ladder (repeat); knobs: {', '.join(SPECS)}")
+    _knob_argument(q, "ladder")
     q.add_argument("--duration", type=arguments.finite_positive_float("seconds", MAX_DURATION_S), metavar="S",
                    help="measuring cap per step")
     q.add_argument("--file-size", type=arguments.whole_number("a whole number of MiB", 1, MAX_FILE_MIB),
@@ -71,34 +73,83 @@ def register(subparsers: Any) -> None:
     q.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
     q.add_argument("--json", action="store_true", help="print every step, the knee and the layer as JSON")
     q.set_defaults(func=main)
+    _register_dirs(studies)
+
+
+def _register_dirs(studies: Any) -> None:
+    q = studies.add_parser(
+        "dirs", help="grow one directory to N entries, flat and hashed; find where creates collapse",
+        description="Create --entries files in one directory on every client, once per layout (flat: all in "
+                    "one directory; hashed: spread over 256 subdirectories by a hash of the name), at the hosts' "
+                    "own settings or with knobs held by --knob NAME=V, and trace the create rate against the "
+                    "entries so far. The collapse: the first point below 50 % of the early rate that stays "
+                    "below. Every change is put back; the study is kept as a session.",
+    )  # fmt: skip
+    _host_arguments(q, "every layout runs on all of them")
+    q.add_argument("--entries", type=arguments.whole_number("a whole number of entries", 1, MAX_ENTRIES),
+                   default=DEFAULT_ENTRIES, metavar="N", help=f"files per directory (default {DEFAULT_ENTRIES:,})")
+    q.add_argument("--layout", choices=(*LAYOUTS, "both"), default="both",
+                   help="the directory layout to grow (default both)")
+    _knob_argument(q, "study")
+    q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
+    q.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    q.add_argument("--json", action="store_true", help="print every point of every curve and the collapse as JSON")
+    q.set_defaults(func=main_dirs)
+
+
+def _host_arguments(q: argparse.ArgumentParser, each: str) -> None:
+    """Where a study runs: the SSH config, the server, its address, the clients, the export."""
+    q.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE",
+                   help="SSH config that names the hosts (default ~/.ssh/config)")
+    q.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST", help="the NFS server (SSH name)")
+    q.add_argument("--server-address", type=arguments.address, metavar="ADDR",
+                   help="the server's name or address as clients mount it")
+    q.add_argument("--client", type=arguments.host_name, action="append", required=True, metavar="HOST",
+                   help=f"a client (repeat for several); {each}")
+    q.add_argument("--export", type=arguments.export_path, metavar="PATH", help="the export's path on the server")
+
+
+def _knob_argument(q: argparse.ArgumentParser, study: str) -> None:
+    q.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V",
+                   help=f"hold a knob at one value for the whole {study} (repeat); knobs: {', '.join(SPECS)}")
+
+
+def _held_knobs(args: argparse.Namespace, study: str) -> dict[str, str]:
+    """--knob NAME=V as a study holds them; ValueError on a knob given twice."""
+    knobs: dict[str, str] = {}
+    for item in args.knob:
+        if item.name in knobs:
+            raise ValueError(f"--knob {item.name} is given twice: a {study} holds it at one value")
+        knobs[item.name] = item.values
+    return knobs
 
 
 def choices_from_args(args: argparse.Namespace) -> PlanChoices:
     """The ladder's choices; ValueError on a knob given twice."""
-    knobs: dict[str, str] = {}
-    for item in args.knob:
-        if item.name in knobs:
-            raise ValueError(f"--knob {item.name} is given twice: a ladder holds it at one value")
-        knobs[item.name] = item.values
-    return PlanChoices(knobs=knobs, workloads=(args.workload,), repetitions=1, duration_s=args.duration,
+    return PlanChoices(knobs=_held_knobs(args, "ladder"), workloads=(args.workload,), repetitions=1, duration_s=args.duration,
                        allow_async=args.async_opt_in, file_size=int(args.file_size) * MIB,
                        link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
                        measure_ceilings=not args.no_ceilings)  # fmt: skip
 
 
-async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
+async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
+                     plan: Callable[[TuningSession], SweepSpec]) -> int:  # fmt: skip
+    """Connect the hosts, plan the study on them and run it; its session's id."""
     config = Path(args.ssh_config).expanduser() if args.ssh_config else None
     session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus)
     try:
         for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
             await session.connect(host, role)
-        spec = session.plan_ladder(choices_from_args(args), args.max_streams, export=args.export,
-                                   server_address=args.server_address)  # fmt: skip
-        await session.run(spec)
+        await session.run(plan(session))
     finally:
         await session.hosts.close()
     assert session.session_id is not None
     return session.session_id
+
+
+async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
+    return await _run_study(args, store, bus, lambda session: session.plan_ladder(
+        choices_from_args(args), args.max_streams, export=args.export, server_address=args.server_address))
 
 
 def ladder_lines(ladder: LadderResult) -> list[str]:
@@ -119,25 +170,88 @@ def ladder_lines(ladder: LadderResult) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    return _checked("study ladder", args, lambda: ladder_problems(choices_from_args(args), args.max_streams), _run, _done)
+
+
+def _checked(command: str, args: argparse.Namespace, problems: Callable[[], dict[str, str]],
+             run: Callable[[argparse.Namespace, Store, EventBus], Coroutine[Any, Any, int]],
+             done: Callable[[argparse.Namespace, Store, int, list[SweepFinished]], int]) -> int:  # fmt: skip
+    """A study run by ``drive`` once its arguments make one: 2 and the problems before any host is touched."""
     try:
-        if problems := ladder_problems(choices_from_args(args), args.max_streams):
-            raise PlanError(problems)
+        if found := problems():
+            raise PlanError(found)
     except ValueError as exc:
-        print(f"nfs-tuner study ladder: {exc}", file=sys.stderr)
+        print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
         return 2
-    return drive("study ladder", args, _run, _done)
+    return drive(command, args, run, done)
 
 
 def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
     ladder = load_ladder(store, sid)
     assert ladder is not None
+    return _finish(args, store, sid, finished, ladder.to_json(), ladder_lines(ladder))
+
+
+def _finish(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished], result: dict[str, Any],
+            lines: list[str]) -> int:  # fmt: skip
+    """A study's result on stdout (JSON under --json); 0 when it completed with every change put back."""
     state = store.get_session(sid).state.value
     unreverted = list(finished[-1].problems) if finished else []
     if args.json:
-        json.dump({"session": sid, "state": state, **ladder.to_json(), "revert_problems": unreverted},
-                  sys.stdout, indent=2)  # fmt: skip
+        json.dump({"session": sid, "state": state, **result, "revert_problems": unreverted}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print("\n".join(ladder_lines(ladder)))
+        print("\n".join(lines))
         print(f"session {sid} ({state}); see `nfs-tuner sessions show {sid}` and `nfs-tuner report {sid} --to FILE`")
     return 0 if finished and not finished[-1].problems and state == "complete" else 1
+
+
+def dirs_layouts(args: argparse.Namespace) -> tuple[str, ...]:
+    return LAYOUTS if args.layout == "both" else (args.layout,)
+
+
+def dirs_choices(args: argparse.Namespace) -> PlanChoices:
+    """The directory study's choices; ValueError on a knob given twice."""
+    return PlanChoices(knobs=_held_knobs(args, "directory study"), workloads=("dir_scaling",), repetitions=1,
+                       allow_async=args.async_opt_in, measure_ceilings=not args.no_ceilings)  # fmt: skip
+
+
+async def _run_dirs(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
+    return await _run_study(args, store, bus, lambda session: session.plan_dirs(
+        dirs_choices(args), args.entries, dirs_layouts(args), export=args.export, server_address=args.server_address))
+
+
+TABLE_ROWS = 10  # `study dirs` prints about this many points per curve; --json and the report: all of them
+
+
+def dirs_lines(result: DirsResult) -> list[str]:
+    """The curves as a table (entries, create rate per layout at ~TABLE_ROWS points) and the collapse sentence."""
+    held = config_text(result.config) if result.config else "the hosts' own settings"
+    lines = [f"Directory scaling: {result.entries:,} entries at {held}"]
+    curves = [c for c in result.curves if c.points]
+    for c in result.curves:
+        if c.reason:
+            lines.append(f"{result.label(c)}: broke ({c.reason})")
+    if curves:
+        longest = max(curves, key=lambda c: len(c.points)).points
+        step = max(1, -(-len(longest) // TABLE_ROWS))
+        marks = [p.entries for p in longest[step - 1::step]]
+        if marks[-1:] != [longest[-1].entries]:
+            marks.append(longest[-1].entries)
+        lines.append(f"{'entries':>12}  " + "  ".join(f"{result.label(c) + ' /s':>16}" for c in curves))
+        for n in marks:
+            rates = [next((p.rate for p in c.points if p.entries >= n), None) for c in curves]
+            lines.append(f"{n:>12,}  " + "  ".join(f"{'—' if r is None else f'{r:,.0f}':>16}" for r in rates))
+    lines.append(result.sentence)
+    return lines
+
+
+def main_dirs(args: argparse.Namespace) -> int:
+    return _checked("study dirs", args, lambda: dirs_problems(dirs_choices(args), args.entries, dirs_layouts(args)),
+                    _run_dirs, _done_dirs)
+
+
+def _done_dirs(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
+    result = load_dirs(store, sid)
+    assert result is not None
+    return _finish(args, store, sid, finished, result.to_json(), dirs_lines(result))

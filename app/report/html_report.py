@@ -19,6 +19,7 @@ from app import __version__
 import numpy as np
 
 from app.report.charts import knob_charts, over_time_charts
+from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
 from app.report.svg import Series, line_chart
 from app.report.session_data import (
@@ -282,7 +283,22 @@ def _ladder(ladder: LadderResult) -> str:
                                       numeric=range(2, 10), cls="ladder")])  # fmt: skip
 
 
-def render_html(data: SessionData, samples: SampleArrays, ladder: LadderResult | None = None) -> str:
+def _dirs(result: DirsResult) -> str:
+    """The directory study's section: the collapse sentence, create rate against entries per layout, the points."""
+    curves = [c for c in result.curves if c.points]
+    chart = line_chart([Series(result.label(c), np.array([p.entries for p in c.points], dtype=float),
+                               np.array([p.rate for p in c.points], dtype=float)) for c in curves],
+                       title="Create rate against entries in the directory", x_label="entries",
+                       y_label="creates/s") if curves else "<p>No curve was measured.</p>"  # fmt: skip
+    rows = [(result.label(c), f"{p.entries:,}", f"{p.rate:,.0f}") for c in result.curves for p in c.points]
+    held = config_text(result.config) if result.config else "the hosts' own settings"
+    broke = [f"<p>{_e(result.label(c))} broke: {_e(c.reason)}</p>" for c in result.curves if c.reason]
+    return "\n".join([f"<p>{result.entries:,} entries at {_e(held)}.</p>", f"<p><strong>{_e(result.sentence)}</strong></p>",
+                      *broke, chart, _table(("Layout", "Entries", "Creates/s"), rows, numeric=(1, 2), cls="dirs")])
+
+
+def render_html(data: SessionData, samples: SampleArrays, ladder: LadderResult | None = None,
+                dirs: DirsResult | None = None) -> str:
     s = data.session
     title = f"nfs-tuner session {s.id} — {date_text(s.created)} — {', '.join(s.hosts) or 'no hosts'}"
     charts = over_time_charts(data.trials, samples) + knob_charts(data.trials, data.knobs)
@@ -293,6 +309,7 @@ def render_html(data: SessionData, samples: SampleArrays, ladder: LadderResult |
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>", _meta(data), _legend(),
         *(('<h2 id="ladder">Load ladder</h2>', _ladder(ladder)) if ladder is not None else ()),
+        *(('<h2 id="dirs">Directory scaling</h2>', _dirs(dirs)) if dirs is not None else ()),
         '<h2 id="results">Results</h2>', results_table(data),
         '<h2 id="recommendation">Recommendation</h2>', _recommendations(data),
         '<h2 id="plots">Plots</h2>', "\n".join(charts) or "<p>No samples were stored.</p>",
@@ -310,7 +327,8 @@ def write_report(store: Store, session_id: int, dest: str | Path, *, data: Sessi
     """Render a session's report to ``dest`` (written to a temporary file, then moved in place)."""
     dest = Path(dest)
     data = data or load_session_data(store, session_id)
-    text = render_html(data, store.load_session_samples(session_id), load_ladder(store, session_id))
+    text = render_html(data, store.load_session_samples(session_id), load_ladder(store, session_id),
+                       load_dirs(store, session_id))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=dest.parent)
     try:

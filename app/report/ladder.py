@@ -136,7 +136,11 @@ def load_ladder(store: Store, session_id: int) -> LadderResult | None:
     saturated = saturated_layer(steps[knee.index].layers) if knee.index is not None else Saturated("unknown")
     plan = session.plan if isinstance(session.plan, Mapping) else {}
     workloads = plan.get("workloads") or ["?"]
+    return LadderResult(str(workloads[0]), held_config(plan), tuple(steps), knee, saturated)
+
+
+def held_config(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The knobs a study (ladder, directory scaling) held for every trial: each knob's one value."""
     knobs = plan.get("knobs")
     knobs = knobs if isinstance(knobs, Mapping) else {}
-    config = {k: v[0] for k, v in knobs.items() if isinstance(v, list) and v}
-    return LadderResult(str(workloads[0]), config, tuple(steps), knee, saturated)
+    return {k: v[0] for k, v in knobs.items() if isinstance(v, list) and v}

@@ -362,10 +362,16 @@ def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
     return tuple(groups)
 
 
+def study_sweep(plan: Any, study: str) -> Mapping[str, Any] | None:
+    """The stored sweep record of a study's plan ("ladder": app.report.ladder, "dirs":
+    app.report.dirs); None for any other session."""
+    sweep = plan.get("sweep") if isinstance(plan, Mapping) else None
+    return sweep if isinstance(sweep, Mapping) and sweep.get(study) else None
+
+
 def ladder_sweep(plan: Any) -> Mapping[str, Any] | None:
     """The stored sweep record of a load ladder's plan (app.report.ladder); None for any other session."""
-    sweep = plan.get("sweep") if isinstance(plan, Mapping) else None
-    return sweep if isinstance(sweep, Mapping) and sweep.get("ladder") else None
+    return study_sweep(plan, "ladder")
 
 
 def load_session_data(store: Store, session_id: int) -> SessionData:
@@ -373,7 +379,7 @@ def load_session_data(store: Store, session_id: int) -> SessionData:
     ladder recommends no knob: its knee is app.report.ladder's."""
     session = store.get_session(session_id)
     trials = tuple(store.trials(session_id))
-    ladder = ladder_sweep(session.plan) is not None
+    ladder = any(study_sweep(session.plan, k) is not None for k in ("ladder", "dirs"))  # studies recommend none
     views, excluded = ((), ()) if ladder else objective_views(store, session_id)
     notes = () if ladder or all(v.stored for v in views) else (
         "No recommendation was stored with this session: it was computed now from the trials' summaries.",)

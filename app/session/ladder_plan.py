@@ -13,13 +13,19 @@ from app.sweep.spec import LOOPING, SweepSpec, workload_kind
 from experiments.plan import Plan
 
 
-def ladder_problems(choices: PlanChoices, max_streams: int) -> dict[str, str]:
-    """Everything wrong with a ladder of ``choices``, by field; empty when they make one."""
+def held_problems(choices: PlanChoices, study: str) -> dict[str, str]:
+    """A study's (ladder, directory scaling) sweep problems but its knobs', each knob held at one value."""
     problems = {k: v for k, v in plan_problems(choices).items() if k not in ("knobs", "strategy")}
     knobs, _ = parse_knobs(choices)
     for knob, values in knobs.items():
         if len(values) != 1:
-            problems[knob] = f"a ladder holds {knob} at one value for every step: --knob {knob}=V"
+            problems[knob] = f"a {study} holds {knob} at one value for every step: --knob {knob}=V"
+    return problems
+
+
+def ladder_problems(choices: PlanChoices, max_streams: int) -> dict[str, str]:
+    """Everything wrong with a ladder of ``choices``, by field; empty when they make one."""
+    problems = held_problems(choices, "ladder")
     if len(choices.workloads) != 1:
         problems["workloads"] = "a ladder climbs one workload"
     elif "workloads" not in problems and workload_kind(choices.workloads[0]) not in LOOPING:

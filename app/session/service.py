@@ -31,6 +31,7 @@ from app.runner import RunError
 from app.session import topology
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
+from app.session.dirs_plan import build_dirs
 from app.session.ladder_plan import build_ladder
 from app.session.plan import PlanChoices, Where, build_spec
 from app.session.preview import RunPreview, run_preview
@@ -39,7 +40,7 @@ from app.store.records import JournalEntry
 from app.sweep.engine import SweepEngine
 from app.sweep.events import Decision, HostLost
 from app.sweep.events import SweepFinished
-from app.sweep.ladder import LadderEngine, engine_for_session
+from app.sweep.study_engines import engine_class, engine_for_session
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
 from app.sweep.spec import SweepSpec
@@ -176,6 +177,11 @@ class TuningSession:
         """The load ladder ``choices`` describe on the connected hosts (app.session.ladder_plan)."""
         return build_ladder(choices, self.where(export, server_address), max_streams)
 
+    def plan_dirs(self, choices: PlanChoices, entries: int, layouts: Sequence[str], *, export: str | None = None,
+                  server_address: str | None = None) -> SweepSpec:  # fmt: skip
+        """The directory-scaling study ``choices`` describe on the connected hosts (app.session.dirs_plan)."""
+        return build_dirs(choices, self.where(export, server_address), entries, layouts)
+
     def estimate(self, plan: PlanChoices | SweepSpec) -> DurationEstimate:
         """Trials and time a plan takes (valid choices, before any host is connected too)."""
         if isinstance(plan, PlanChoices):
@@ -214,9 +220,8 @@ class TuningSession:
 
     async def run(self, spec: SweepSpec) -> SweepFinished:
         """A new session: sweep ``spec``, every change put back at the end; returns how it ended."""
-        cls = LadderEngine if spec.ladder else SweepEngine
-        return await self._drive(cls(self.store, self.hosts, self.bus, spec,
-                                     deadman_timeout=self.deadman_timeout, measured=self._measured(spec)))
+        return await self._drive(engine_class(spec)(self.store, self.hosts, self.bus, spec,
+                                                    deadman_timeout=self.deadman_timeout, measured=self._measured(spec)))
 
     async def resume(self, session_id: int) -> SweepFinished:
         """Go on with an interrupted or cancelled session where it stopped."""

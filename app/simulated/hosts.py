@@ -172,20 +172,25 @@ class SimulatedRunner:
         busy = {h: level_of[h] / free[h] for h in free}  # a client held below what it could do queues less
         lat_rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}-latency")  # the throughput's draws stay
         jitter = {c.host: (1.0 + lat_rng.gauss(0, 0.04)) * crowd[c.host] for c in clients}  # a run's own latency luck
+        curve = getattr(workload, "points", 0) > 0  # a directory study: entries so far on each sample
         t, stop = 0.0, False
         while not stop:
             await asyncio.sleep(interval / self.hosts.speed)
             t = round(t + interval, 6)
             batch = []
+            entries = int(getattr(workload, "count", 0) * min(t / PHASED_S, 1.0)) if curve else None
             for c in clients:
                 level = level_of[c.host]
                 noise = 0.12 * math.exp(-t / 6.0) + self.hosts.noise
-                moved = max(0, int(level * (1 - math.exp(-t / 1.5)) * (1 + rng.gauss(0, noise)) * interval))
+                ramp = world.create_share(getattr(workload, "layout", "flat"), getattr(workload, "fanout", 1),
+                                          entries) if entries is not None else 1 - math.exp(-t / 1.5)  # fmt: skip
+                moved = max(0, int(level * ramp * (1 + rng.gauss(0, noise)) * interval))
                 p50 = world.latency_median_ms(configs[c.host], workload.kind, busy[c.host]) * jitter[c.host] \
                     * (1 + lat_rng.gauss(0, 0.05))  # fmt: skip
                 batch.append(Sample(c.host, t, interval, bytes_read=0 if write else moved,
                                     bytes_written=moved if write else 0, ops=max(1, moved // op_bytes),
-                                    lat_p50_ms=p50, lat_p99_ms=p50 * math.exp(2.33 * world.latency_spread(configs[c.host]))))  # fmt: skip
+                                    lat_p50_ms=p50, lat_p99_ms=p50 * math.exp(2.33 * world.latency_spread(configs[c.host])),
+                                    phase="create" if curve else "", count=entries))  # fmt: skip
             result.samples += batch
             for total in [x for s in batch for x in aggregator.add(s)]:
                 result.totals.append(total)

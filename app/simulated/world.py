@@ -117,6 +117,16 @@ def streams_bps(config: Mapping[str, Value], workload: str, jobs: int, streams: 
     return min(per_stream * jobs * bent, LINK_BPS * 0.95)
 
 
+FLAT_KNEE_ENTRIES = 150_000  # entries where one simulated directory's create rate has halved
+
+
+def create_share(layout: str, fanout: int, entries: int) -> float:
+    """A directory's create rate at ``entries`` as a share of an empty one's: a flat directory's
+    lookups slow as it grows; hashed, each of ``fanout`` subdirectories holds its share."""
+    per_dir = entries / (max(fanout, 1) if layout == "hashed" else 1)
+    return 1.0 / (1.0 + (per_dir / FLAT_KNEE_ENTRIES) ** 2)
+
+
 def waiting_share(config: Mapping[str, Value], streams: int) -> float:
     """pool_stats' share of requests that found no idle nfsd thread at this load."""
     x = server_load(config, streams)

@@ -158,7 +158,7 @@ class SweepEngine:
     def _open_session(self) -> tuple[int, int | None]:
         hosts = [self.spec.server, *self.spec.clients]
         if self.session_id is None:
-            sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="ladder" if self.spec.ladder else "sweep")
+            sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="ladder" if self.spec.ladder else "dirs" if self.spec.dirs else "sweep")
             plan_id: int | None = self.store.save_plan(sid, self.spec.to_json())
             self.measured.record(self.store, sid)
         else:
@@ -218,7 +218,7 @@ class SweepEngine:
             detach()
             writer.close()
             self.store.set_session_state(sid, state)
-            if state is SessionState.COMPLETE and not self.spec.ladder:  # a ladder recommends no knob
+            if state is SessionState.COMPLETE and not (self.spec.ladder or self.spec.dirs):  # a study recommends no knob
                 self._recommend(sid)
             self.bus.publish(SweepFinished(sid, state.value, self._done, tuple(problems), self._topups, paused_for))
         return sid

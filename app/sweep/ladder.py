@@ -15,13 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.events import EventBus
-from app.hosts import HostPool
 from app.store import TrialState
 from app.sweep.engine import MAX_BROKEN_IN_A_ROW, SweepEngine
 from app.sweep.events import SweepStarted
-from app.sweep.host_side import HostSide, Journal
-from app.store import Store
+from app.sweep.host_side import Journal
 from experiments.strategies import TrialResult
 
 MAX_STREAMS = 256  # a workload's jobs are at most this
@@ -36,49 +33,53 @@ def ladder_steps(max_streams: int) -> tuple[int, ...]:
 
 
 class LadderEngine(SweepEngine):
-    """The sweep engine with the ladder's loop in place of the strategy's."""
+    """The sweep engine with the ladder's loop in place of the strategy's: one trial per step.
+    A study of steps of another kind (app.sweep.dirs) names them by overriding the three below."""
 
-    def _climbed(self, sid: int) -> set[int]:
-        """Steps (streams per client) done: measured ok, or broken twice (not tried again, as a sweep's
-        configuration). A step broken once (cut by a cancel, a lost host) is climbed again on resume."""
-        ok: set[int] = set()
-        broken: list[int] = []
+    STEP_FIELD = "jobs"  # the trial's workload field that tells its step
+
+    def _steps(self) -> tuple[Any, ...]:
+        return self.spec.ladder
+
+    def _at(self, step: Any | None) -> None:
+        """Point the spec at ``step`` (None: back to no step)."""
+        self.spec = replace(self.spec, jobs=step)
+
+    def _climbed(self, sid: int) -> set[Any]:
+        """Steps done: measured ok, or broken twice (not tried again, as a sweep's configuration).
+        A step broken once (cut by a cancel, a lost host) is climbed again on resume."""
+        ok: set[Any] = set()
+        broken: list[Any] = []
         for t in self.store.trials(sid):
-            jobs = t.workload.get("jobs") if isinstance(t.workload, dict) else None
-            if isinstance(jobs, int) and t.state == TrialState.OK:
-                ok.add(jobs)
-            elif isinstance(jobs, int):
-                broken.append(jobs)
+            step = t.workload.get(self.STEP_FIELD) if isinstance(t.workload, dict) else None
+            if step is None or isinstance(step, bool) or step not in self._steps():
+                continue
+            if t.state == TrialState.OK:
+                ok.add(step)
+            else:
+                broken.append(step)
         return ok | {j for j in broken if broken.count(j) >= MAX_BROKEN_IN_A_ROW}
 
     async def _sweep(self, sid: int, plan_id: int | None, journal: Journal) -> None:
         base = self.spec
         name = base.plan.workloads[0]
         climbed = self._climbed(sid)
-        self._total, self._done = len(base.ladder), len(climbed & set(base.ladder))
+        self._total, self._done = len(self._steps()), len(climbed & set(self._steps()))
         self.bus.publish(SweepStarted(sid, self._total, self._done))
         self._progress()
         applier, telemetry, mount_point = await self._prepare(sid, journal)
         config = base.plan.start_config()
         results: list[TrialResult] = []
         try:
-            for jobs in base.ladder:
+            for step in self._steps():
                 if self.cancel.is_set():
                     break
-                if jobs in climbed:
+                if step in climbed:
                     continue
-                self.spec = replace(self.spec, jobs=jobs)  # clients may have been dropped meanwhile
+                self._at(step)  # on self.spec: clients may have been dropped meanwhile
                 if not await self._once(sid, plan_id, applier, telemetry, mount_point, name, config, results):
                     break
         finally:
-            self.spec = replace(self.spec, jobs=None)
+            self._at(None)
         await applier.release_clients()
 
-
-def engine_for_session(store: Store, hosts: HostSide | HostPool, bus: EventBus, session_id: int,
-                       **kw: Any) -> SweepEngine:  # fmt: skip
-    """The engine that resumes a stored session: a ladder's own, else the sweep's."""
-    plan = store.get_session(session_id).plan
-    ladder = isinstance(plan, dict) and isinstance(plan.get("sweep"), dict) and plan["sweep"].get("ladder")
-    cls = LadderEngine if ladder else SweepEngine
-    return cls.for_session(store, hosts, bus, session_id, **kw)

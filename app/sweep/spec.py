@@ -17,7 +17,7 @@ from app.vocabulary import workload_id
 from experiments.goals import Goal
 from experiments.plan import Plan
 from experiments.stability import SteadyCriteria
-from experiments.workloads import MIB, WORKLOAD_TYPES, WorkloadSpec
+from experiments.workloads import MAX_CURVE_POINTS, MIB, WORKLOAD_TYPES, WorkloadSpec
 
 LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed"}
 # Run their phases to the end and are judged by operations per second per phase: a cut
@@ -25,6 +25,7 @@ LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed
 PHASED = {"small_files", "tree", "dir_scaling"}
 SWEEPABLE = LOOPING | PHASED
 PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 10_000}}  # a trial's size, not a study's
+STUDY_S_PER_ENTRY = 0.01  # a directory study's trial counts as stuck past this per entry (create + delete)
 SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync")
 MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect")
 CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
@@ -56,6 +57,9 @@ class SweepSpec:
     goal: Goal = field(default_factory=Goal)  # what the recommendation optimises (experiments.goals)
     ladder: tuple[int, ...] = ()  # a load ladder (app.sweep.ladder): streams per client at each step
     jobs: int | None = None  # streams per client the looping workload runs with (None: its default)
+    dirs: tuple[str, ...] = ()  # a directory-scaling study (app.sweep.dirs): the layouts, one trial each
+    entries: int = 0  # the study's files per directory (0: PHASED_SIZES' trial size)
+    layout: str | None = None  # the layout the dir_scaling trial runs with (None: the workload's default)
 
     def __post_init__(self) -> None:
         if not self.clients:
@@ -95,12 +99,16 @@ class SweepSpec:
             jobs = {"jobs": self.jobs} if self.jobs else {}
             return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
                        loop=True, duration_s=duration, interval_s=self.interval_s, rate_iops=self.goal.load_iops, **jobs)
+        if kind == "dir_scaling" and self.layout:  # a study's trial: its size, layout and curve points
+            return cls(interval_s=self.interval_s, count=self.entries or PHASED_SIZES[kind]["count"],  # type: ignore[call-arg]
+                       layout=self.layout, points=MAX_CURVE_POINTS)
         return cls(interval_s=self.interval_s, **PHASED_SIZES.get(kind, {}))
 
     @property
     def phased_cap_s(self) -> float:
-        """How long a phased trial may take before it counts as stuck: ten times the measuring cap."""
-        return max(10.0 * self.plan.timing.max_measure_s, 300.0)
+        """How long a phased trial may take before it counts as stuck: ten times the measuring cap, or
+        for a directory study's trial (a million creates and deletes) 10 ms per entry."""
+        return max(10.0 * self.plan.timing.max_measure_s, 300.0, self.entries * STUDY_S_PER_ENTRY if self.layout else 0.0)
 
     def to_json(self) -> dict[str, Any]:
         sweep = asdict(self)
@@ -109,6 +117,7 @@ class SweepSpec:
         sweep["python"] = dict(self.python)
         sweep["goal"] = self.goal.to_json()
         sweep["ladder"] = list(self.ladder)
+        sweep["dirs"] = list(self.dirs)
         return {**self.plan.to_json(), "sweep": sweep}
 
     @classmethod
@@ -117,4 +126,5 @@ class SweepSpec:
         sweep["clients"] = tuple(sweep["clients"])
         sweep["goal"] = Goal.from_json(sweep.get("goal"))  # older sessions: the throughput goal
         sweep["ladder"] = tuple(int(n) for n in sweep.get("ladder", ()))
+        sweep["dirs"] = tuple(str(x) for x in sweep.get("dirs", ()))
         return cls(plan=Plan.from_json(data), **sweep)

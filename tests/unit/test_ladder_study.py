@@ -4,7 +4,6 @@ moving with nfsd threads, its --json, and the session it leaves for `sessions sh
 from __future__ import annotations
 
 import asyncio
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -12,12 +11,12 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.commands import study as study_command
-from app.events import EventBus
 from app.report.ladder import load_ladder
-from app.session import Role, TuningSession
-from app.simulated import SimulatedHosts, world
+from app.session import TuningSession
+from app.simulated import SimulatedHosts
 from app.store import Store
+from app.sweep.spec import SweepSpec
+from tests.unit.study_hosts import cancel_then_resume, simulated_study_hosts, study_json, study_views
 from app.sweep.ladder import ladder_steps
 
 STEP_KEYS = {"trial", "streams_per_client", "clients", "load", "throughput_bps", "p50_ms", "p99_ms", "layers", "reason"}
@@ -31,18 +30,11 @@ def ladder_args(db: Path, *extra: str) -> list[str]:
 
 @pytest.fixture
 def hosts(monkeypatch: pytest.MonkeyPatch) -> SimulatedHosts:
-    simulated = SimulatedHosts(speed=400.0)
-    simulated.trusted |= set(world.HOST_NAMES)  # keys trusted before, as `discover --trust-new-keys` does
-    monkeypatch.setattr(study_command, "SshHosts", lambda _pool: simulated)  # the demo's hosts behind the real command
-    return simulated
+    return simulated_study_hosts(monkeypatch)
 
 
 def run_json(db: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
-    code = main(ladder_args(db, *extra, "--json"))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    data: dict[str, Any] = json.loads(out)
-    return data
+    return study_json(ladder_args(db, *extra), capsys)
 
 
 def test_the_steps_double_up_to_the_limit() -> None:
@@ -88,18 +80,13 @@ def test_sessions_show_and_the_report_keep_the_ladder_for_offline_review(
     db = tmp_path / "s.db"
     data = run_json(db, capsys, "--knob", "nfsd_threads=2")
     sid = data["session"]
-    assert main(["--db", str(db), "sessions", "show", str(sid)]) == 0
-    shown = capsys.readouterr().out
-    assert "Load ladder: rand_read at nfsd_threads=2" in shown and data["sentence"] in shown
-    assert "Recommendation" not in shown  # a ladder recommends no knob
-    assert main(["--db", str(db), "sessions", "list"]) == 0
-    listed = capsys.readouterr().out
-    assert f"(load ladder) knee at {data['knee']['load']} streams (nfsd)" in listed and "recommended" not in listed
-    assert main(["--db", str(db), "sessions", "show", str(sid), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["ladder"]["knee"] == data["knee"]
-    report = tmp_path / "r.html"
-    assert main(["--db", str(db), "report", str(sid), "--to", str(report)]) == 0
-    html = report.read_text(encoding="utf-8")
+    views = study_views(db, sid, tmp_path / "r.html", capsys)
+    assert "Load ladder: rand_read at nfsd_threads=2" in views.shown and data["sentence"] in views.shown
+    assert "Recommendation" not in views.shown  # a ladder recommends no knob
+    assert f"(load ladder) knee at {data['knee']['load']} streams (nfsd)" in views.listed
+    assert "recommended" not in views.listed
+    assert views.shown_json["ladder"]["knee"] == data["knee"]
+    html = views.html
     assert '<h2 id="ladder">Load ladder</h2>' in html and "Throughput against offered load" in html
     assert escape(data["sentence"]) in html
     assert html.count("<tr>") >= len(data["steps"]) + 1
@@ -121,24 +108,13 @@ def test_a_bad_ladder_is_refused_before_any_host_is_touched(hosts: SimulatedHost
 
 
 def test_a_cancelled_ladder_resumes_with_the_steps_it_had_not_climbed(tmp_path: Path) -> None:
-    async def go(store: Store) -> None:
-        hosts = SimulatedHosts(speed=40.0)
-        hosts.trusted |= set(world.HOST_NAMES)
-        session = TuningSession(store, hosts, EventBus())
-        await session.connect("nfs-server", Role.SERVER)
-        await session.connect("client1", Role.CLIENT)
-        spec = session.plan_ladder(session.choices(knobs={"nfsd_threads": "4"}, workloads=("rand_read",),
+    def plan(session: TuningSession) -> SweepSpec:
+        return session.plan_ladder(session.choices(knobs={"nfsd_threads": "4"}, workloads=("rand_read",),
                                                    duration_s=8.0), 8)  # fmt: skip
-        assert spec.ladder == (1, 2, 4, 8) and spec.plan.knobs == {"nfsd_threads": (4,)}
-        run = asyncio.ensure_future(session.run(spec))
-        while not (store.list_sessions() and store.trials(1)):
-            await asyncio.sleep(0.01)
-        await session.cancel_and_revert()
-        assert (await run).state == "cancelled" and not store.unreverted_journal()
-        assert (await session.resume(1)).state == "complete"
 
     with Store(tmp_path / "s.db") as store:
-        asyncio.run(go(store))
+        spec = asyncio.run(cancel_then_resume(store, plan))
+        assert spec.ladder == (1, 2, 4, 8) and spec.plan.knobs == {"nfsd_threads": (4,)}
         trials = store.trials(1)
         ok = [t for t in trials if t.state.value == "ok"]
         assert sorted(t.workload["jobs"] for t in ok) == [1, 2, 4, 8]  # each step once, none twice
