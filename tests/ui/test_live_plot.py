@@ -18,6 +18,17 @@ def _feed(bus: EventBus, n: int, clients: int, trial: int = 1, start: int = 0) -
             bus.publish(TelemetryBatch(trial, [HostTelemetry("srv", t, 1.0, disk_read_bps=7e6, net_tx_bps=9e6)]))
 
 
+def _shown_plots(qtbot) -> tuple[EventBus, Bridge, LivePlots]:  # type: ignore[no-untyped-def]
+    """A bus, its bridge and the live plots on screen (the cached picture needs real paints)."""
+    bus = EventBus()
+    bridge = Bridge(bus)
+    plots = LivePlots(bridge.live)
+    qtbot.addWidget(plots)
+    with qtbot.waitExposed(plots):
+        plots.show()
+    return bus, bridge, plots
+
+
 def test_curves_get_the_data_that_arrived(qtbot) -> None:  # type: ignore[no-untyped-def]
     bus = EventBus()
     bridge = Bridge(bus)
@@ -78,12 +89,7 @@ def test_rolling_mean_and_std() -> None:
 
 
 def test_a_frame_adds_only_the_new_points_and_looks_like_a_full_draw(qtbot) -> None:  # type: ignore[no-untyped-def]
-    bus = EventBus()
-    bridge = Bridge(bus)
-    plots = LivePlots(bridge.live)
-    qtbot.addWidget(plots)
-    with qtbot.waitExposed(plots):
-        plots.show()
+    bus, bridge, plots = _shown_plots(qtbot)
     _feed(bus, 4, clients=10)
     bridge.flush()
     plots.refresh()
@@ -106,12 +112,7 @@ def test_a_frame_adds_only_the_new_points_and_looks_like_a_full_draw(qtbot) -> N
 
 
 def test_a_range_step_is_drawn_over_several_frames(qtbot) -> None:  # type: ignore[no-untyped-def]
-    bus = EventBus()
-    bridge = Bridge(bus)
-    plots = LivePlots(bridge.live)
-    qtbot.addWidget(plots)
-    with qtbot.waitExposed(plots):
-        plots.show()
+    bus, bridge, plots = _shown_plots(qtbot)
     _feed(bus, 40, clients=3)
     bridge.flush()
     plots.refresh()
