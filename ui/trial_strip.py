@@ -1,19 +1,32 @@
 """The Run page's finished trials: a tile each that says which configuration ran, its
 figure and CV, and its latency (p99 on the tile, p50 and p99.9 too in the tooltip), so the
-admin can follow the sweep without opening the results. A column beside the journal,
+admin can follow the sweep without opening the results. When its clients differed beyond
+the noise (experiments.fairness) a fifth line says so in the report's words, the tooltip
+in full; even clients add nothing. A column beside the journal,
 newest at the bottom: a row under the plots cost them its height."""
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, QWidget
 
 from app.sweep.events import TrialFinished
-from app.vocabulary import config_text, figure_text, latencies_text, latency_text, percent_text
+from app.vocabulary import (
+    clients_note,
+    config_text,
+    fairness_sentences,
+    figure_text,
+    latencies_text,
+    latency_text,
+    percent_text,
+)
 
 TILE_CHARS = 28  # a tile's least width in average characters: "nfsd_threads=64, rsize=…"
 MAX_TILE_CHARS = 64  # a tile grows to its widest line up to this; wider lines elide (the tooltip has them)
-LINES = 4  # head, configuration, figures, latency
+LINES = 4  # head, configuration, figures, latency; and the clients' note when some tile has one
 ICON = 16
 
 
@@ -55,7 +68,8 @@ class TrialStrip(QListWidget):
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.trials: list[TrialFinished] = []
         self._wanted = 0  # the widest line so far, in pixels: a configuration cut short would hide the knob that changed
-        self._fitted_width = 0
+        self._lines = LINES  # the most lines a tile has: one grid height for all
+        self._fitted = (0, 0)  # the text width and lines the grid was sized for
         self._fit()
 
     def add(self, ev: TrialFinished) -> QListWidgetItem:
@@ -66,7 +80,7 @@ class TrialStrip(QListWidget):
         icon = QStyle.StandardPixmap.SP_DialogApplyButton if good else QStyle.StandardPixmap.SP_MessageBoxWarning
         item.setIcon(self.style().standardIcon(icon))
         self.addItem(item)
-        if self._text_width() != self._fitted_width:  # its lines asked for wider tiles
+        if (self._text_width(), self._lines) != self._fitted:  # its lines asked for wider or taller tiles
             self._fit()
         self.scrollToItem(item)
         return item
@@ -74,20 +88,27 @@ class TrialStrip(QListWidget):
     def clear(self) -> None:
         self.trials.clear()
         super().clear()
+        if self._lines != LINES:  # the next run's tiles start even
+            self._lines = LINES
+            self._fit()
 
     def _describe(self, item: QListWidgetItem, number: int, ev: TrialFinished) -> None:
-        """Four lines (which trial and how it went, the configuration, the figures, the latency), each
-        cut to the tile; the tooltip has them whole."""
+        """Four lines (which trial and how it went, the configuration, the figures, the latency) and the
+        clients' note when they differed, each cut to the tile; the tooltip has them whole."""
         config, figures = config_text(dict(ev.config)), trial_figures(ev)
         head = f"#{number} {ev.workload} · {trial_mark(ev)}"
-        lines = (head, config, figures, trial_latency(ev))
+        note = clients_note(ev.fairness)
+        lines = (head, config, figures, trial_latency(ev), *((note,) if note is not None else ()))
+        self._lines = max(self._lines, len(lines))
         fm = self.fontMetrics()
-        self._wanted = max(self._wanted, *(fm.horizontalAdvance(line) for line in lines))
+        exact = QFontMetricsF(self.font())  # whole pixels round down ("2.1×" is 287.3): the elision would cut it
+        self._wanted = max(self._wanted, *(math.ceil(exact.horizontalAdvance(line)) for line in lines))
         width = self._text_width()
         item.setText("\n".join(fm.elidedText(line, Qt.TextElideMode.ElideRight, width) for line in lines))
         item.setToolTip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}\n"
                         f"{trial_latency(ev, full=True)}"
-                        + (f"\n{ev.reason}" if ev.reason and ev.reason != figures else ""))  # fmt: skip
+                        + (f"\n{ev.reason}" if ev.reason and ev.reason != figures else "")
+                        + "".join(f"\n{sentence}" for sentence in fairness_sentences(ev.fairness)))  # fmt: skip
 
     def _text_width(self) -> int:
         average = self.fontMetrics().averageCharWidth()
@@ -98,9 +119,8 @@ class TrialStrip(QListWidget):
         configuration gets larger tiles, never cut lines."""
         for row, ev in enumerate(self.trials):  # their lines in this font: how wide the tiles must be
             self._describe(self.item(row), row + 1, ev)
-        self._fitted_width = self._text_width()
-        fm = self.fontMetrics()
-        grid = QSize(ICON + 16 + self._text_width(), LINES * fm.lineSpacing() + 10)
+        self._fitted = (self._text_width(), self._lines)
+        grid = QSize(ICON + 16 + self._text_width(), self._lines * self.fontMetrics().lineSpacing() + 10)
         self.setGridSize(grid)
         self.setMinimumHeight(grid.height() + 2 * self.frameWidth())
         self.setFixedWidth(grid.width() + self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)

@@ -17,8 +17,8 @@ from app.report.session_data import (
     load_session_data,
     objective_views,
     plan_goal,
+    trial_fairness,
     trial_fairness_json,
-    trial_fairness_note,
     trial_figure_text,
     trial_figures,
     trial_latency,
@@ -31,7 +31,16 @@ from app.store.errors import NotFoundError, StoreError
 from app.store.records import TrialRecord
 from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
-from app.vocabulary import config_text, date_text, figure_text, goal_text, latencies_text, latency_text, percent_text
+from app.vocabulary import (
+    clients_note,
+    config_text,
+    date_text,
+    figure_text,
+    goal_text,
+    latencies_text,
+    latency_text,
+    percent_text,
+)
 from app.vocabulary.ladder import knee_short_text
 
 
@@ -131,8 +140,8 @@ def _share(value: Any) -> float | None:
 def _trial_line(t: TrialRecord) -> str:
     fig, mean, lat = trial_figures(t), trial_mean(t), trial_latency(t)
     latency = f" {latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)}" if lat is not None else ""
-    if (fair := trial_fairness_note(t)) is not None:  # the clients' spread, only when beyond the noise
-        latency += f", clients {fair}"
+    if (fair := clients_note(trial_fairness(t))) is not None:  # the clients' spread, only when beyond the noise
+        latency += f", {fair}"
     figure = (f"{trial_figure_text(t)} cv {percent_text(_share(fig.get('cv')))} "
               f"dip {percent_text(_share(fig.get('deepest_dip')))}{latency}") if mean is not None else "no summary"
     reason = f"  ({t.reason})" if t.reason else ""

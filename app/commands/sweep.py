@@ -27,7 +27,7 @@ from app.store import Store
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
 from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
-from app.vocabulary import config_text, duration_text, figure_text, latencies_text
+from app.vocabulary import clients_note, config_text, duration_text, figure_text, latencies_text
 from experiments.goals import GOALS, MAX_LOAD_IOPS, MAX_P99_MS, GoalKind
 from experiments.workloads import MIB
 
@@ -152,6 +152,8 @@ class _Printer:
             what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
             if (lat := event.latency) is not None and event.value_bps is not None:
                 what += f" ({latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)})"
+            if (fair := clients_note(event.fairness)) is not None:  # only when beyond the noise, as `sessions show`
+                what += f", {fair}"
             line = f"trial {event.trial_id} {event.workload} {config_text(event.config)}: {what}"
             self.out.write(("\r\x1b[K" if self.tty else "") + line + "\n")
         elif isinstance(event, Message):

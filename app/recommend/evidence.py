@@ -10,17 +10,18 @@ from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Laye
 from app.recommend.telemetry import TelemetryDigest
 from app.vocabulary import (
     BYTES,
+    beyond_noise_text,
     change_text,
     config_text,
     figure_text,
     gain_text,
     goal_text,
     knob_value_text,
+    late_text,
     latencies_text,
     latency_text,
+    lowest_text,
     percent_text,
-    ratio_text,
-    shares_text,
 )
 from experiments.fairness import LATE_RULE, NOISE_RULE, ConfigFairness
 from experiments.goals import Goal
@@ -238,13 +239,12 @@ def fairness_lines(fair: ConfigFairness | None) -> list[str]:
     """Unfair shares and a late last client, each only when beyond the noise in every run (experiments.fairness)."""
     if fair is None:
         return []
-    noise = f"pooled CV {percent_text(fair.noise_cv)}"
     runs = f"in {fair.runs} of {fair.runs} run(s)"
     lines = []
     if fair.consistent:
-        lines.append(f"Clients' shares of the total under it: {shares_text(fair.shares)}, {fair.lowest} lowest: "
-                     f"beyond the noise {runs} (rule: {NOISE_RULE}, {noise}).")  # fmt: skip
+        lines.append(f"Clients' shares of the total under it: {lowest_text(fair.shares, fair.lowest)}: "
+                     f"{beyond_noise_text(NOISE_RULE, fair.noise_cv, runs)}.")  # fmt: skip
     if fair.consistently_late and fair.done_ratio is not None:
-        lines.append(f"Fixed-size work: the last client was done {ratio_text(fair.done_ratio)} after the first, "
-                     f"beyond the noise {runs} (rule: {LATE_RULE}, {noise}).")  # fmt: skip
+        lines.append(f"Fixed-size work: {late_text(fair.done_ratio)}, "
+                     f"{beyond_noise_text(LATE_RULE, fair.noise_cv, runs)}.")  # fmt: skip
     return lines

@@ -23,7 +23,7 @@ from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, Tria
 from app.store.states import TrialState
 from app.store.store import Store
 from app.vocabulary import BYTES, OPS, config_text, figure_text, goal_text, latency_text, unit_of, workload_id
-from app.vocabulary.fairness import fairness_cell
+from app.vocabulary.fairness import fairness_note
 from app.vocabulary.figures import MISSING
 from experiments.fairness import Fairness
 from experiments.goals import Goal
@@ -95,10 +95,7 @@ def trial_fairness_json(trial: TrialRecord) -> dict[str, Any] | None:
 
 def trial_fairness_note(trial: TrialRecord) -> str | None:
     """'2.2×, Jain 0.87' when the clients differed beyond the noise (experiments.fairness); None otherwise."""
-    fair = trial_fairness(trial)
-    if fair is None or not (fair.uneven or fair.late):
-        return None
-    return fairness_cell(fair.ratio, fair.jain, fair.done_ratio if fair.late else None)
+    return fairness_note(trial_fairness(trial))
 
 
 def trial_fairness_cell(trial: TrialRecord) -> str:

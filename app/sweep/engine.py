@@ -59,7 +59,7 @@ from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
 from experiments.estimate import estimate_duration
-from experiments.fairness import run_fairness
+from experiments.fairness import Fairness, run_fairness
 from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
 from experiments.samples import Sample
@@ -443,6 +443,7 @@ class SweepEngine:
         summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
         latency: Latency | None = None
+        fair: Fairness | None = None
         lost: HostLost | None = None
         try:
             try:
@@ -498,7 +499,8 @@ class SweepEngine:
             self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,
                                            cv=float(cv) if isinstance(cv, int | float) else None,
                                            stable=summary.get("steady"), skipped=reason == SKIPPED,
-                                           unit=str(summary.get("unit", "B/s")), latency=latency))  # fmt: skip
+                                           unit=str(summary.get("unit", "B/s")), latency=latency,
+                                           fairness=fair))  # fmt: skip
             self._progress()
         if lost is not None:
             raise _HostGone(lost)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.store.records import JournalEntry
+from experiments.fairness import Fairness
 from experiments.latency import Latency
 
 
@@ -40,6 +41,7 @@ class TrialFinished:
     skipped: bool = False  # the admin ended its measuring early (stored as broken)
     unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
     latency: Latency | None = None  # p50/p99/p99.9 of the clients' merged histogram; None: not measured
+    fairness: Fairness | None = None  # the clients' shares as stored with the trial; None: one client or nothing moved
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ so the same thing reads the same wherever the admin meets it. The rules:
   ``1,234 ops/s``; an interval is ``112.3 ± 1.8 MB/s``; a share is ``18 %`` or ``3.2 %``;
   a sign is ``+`` or a real minus ``−``; a missing or non-finite number is ``—``.
 - Fairness between clients: shares largest first (``client1 69 %, client2 31 %``), a
-  ratio ``2.1×``, a table cell ``2.2×, Jain 0.87`` (app.vocabulary.fairness).
+  ratio ``2.1×``, a table cell ``2.2×, Jain 0.87``, and on a trial's line, only beyond the
+  noise, ``clients 2.2×, Jain 0.87`` (app.vocabulary.fairness).
 
 The ``--json`` outputs stay raw identifiers and numbers: none of this goes into them.
 """
@@ -39,7 +40,17 @@ from app.vocabulary.figures import (
     unit_of,
     unit_word,
 )
-from app.vocabulary.fairness import fairness_cell, ratio_text, shares_text
+from app.vocabulary.fairness import (
+    beyond_noise_text,
+    clients_note,
+    fairness_cell,
+    fairness_note,
+    fairness_sentences,
+    late_text,
+    lowest_text,
+    ratio_text,
+    shares_text,
+)
 from app.vocabulary.goals import GOAL_TITLES, goal_text
 from app.vocabulary.knobs import (
     change_text,
@@ -64,7 +75,8 @@ from app.vocabulary.workloads import (
 __all__ = [
     "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
-    "goal_text", "ratio_text", "shares_text",
+    "goal_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
+    "fairness_sentences", "late_text", "lowest_text",
     "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",
     "memory_text", "percent_text", "setting_text", "signed_figure_text",
     "signed_percent_text", "signed_range_text", "transition_text", "unit_of", "unit_word", "workload_detail",

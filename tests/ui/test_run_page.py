@@ -1,7 +1,8 @@
 """The Run page read from across the room: a legend beside the data, not on it; colours
 that stay apart for 16 clients; lines that widen with the screen; the band named with
 its rule; a Paused state that shows; a time left that ticks and then says how the run
-ended; tiles that say what ran; and Back to Plan after a cancelled run.
+ended; tiles that say what ran, and whose clients differed beyond the noise; and Back to
+Plan after a cancelled run.
 
 The wizard pages run on the real application layer over the demo's simulated hosts."""
 
@@ -23,7 +24,10 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.simulated import SimulatedHosts
 from app.store import JournalState, SessionState
-from app.vocabulary import config_text, latency_text
+from app.sweep.events import TrialFinished
+from app.vocabulary import config_text, fairness_note, latency_text
+from experiments.fairness import Fairness, fairness
+from experiments.latency import Latency
 from experiments.samples import HostTelemetry, Sample
 from ui import theme
 from ui.bridge import Bridge
@@ -32,7 +36,7 @@ from ui.live_plot import LivePlots
 from ui.pages.plan import PlanPage
 from ui.pages.run import PAUSED_BETWEEN, PAUSED_IN_TRIAL, RunPage
 from ui.plot_legend import PlotLegend
-from ui.trial_strip import trial_figures
+from ui.trial_strip import LINES, TrialStrip, trial_figures
 
 from .colour_difference import ciede2000, contrast
 from .wizard_driver import go_next, small_plan, start_slow_run, to_plan
@@ -265,6 +269,47 @@ def test_tiles_say_which_configuration_ran_and_the_readout_agrees(qtbot, session
     window_s = spec.criteria().window * spec.interval_s
     assert run.plots.trial.band_entry.text() == f"band: mean ± 1 sd ({window_s:g} s)"
     assert f"over the last {window_s:g} s" in run.plots.trial.stability.toolTip()
+
+
+def _finished(trial_id: int, fair: Fairness | None) -> TrialFinished:
+    return TrialFinished(1, trial_id, {"nfsd_threads": 64}, "seq_read", "ok", 112.3e6, cv=0.028, stable=True,
+                         latency=Latency(1000, 1.0, 4.0, 9.0, 12.0, {}), fairness=fair)  # fmt: skip
+
+
+def test_a_tile_says_clients_beyond_the_noise_in_the_reports_words(qtbot) -> None:  # type: ignore[no-untyped-def]
+    strip = TrialStrip()
+    qtbot.addWidget(strip)
+    even_height = strip.gridSize().height()
+    uneven = fairness({"client1": 200.0, "client2": 100.0}, 0.05)
+    late = fairness({"client1": 1000, "client2": 1000}, 0.05, "ops", {"client1": 10.0, "client2": 21.0})
+    assert uneven is not None and uneven.uneven and late is not None and late.late and not late.uneven
+    tile = strip.add(_finished(1, uneven))
+    lines = tile.text().split("\n")
+    assert len(lines) == LINES + 1 and lines[-1] == "clients 2.0×, Jain 0.90"
+    assert lines[-1] == f"clients {fairness_note(uneven)}"  # the review's and the report's Fairness cell
+    tip = tile.toolTip()
+    assert "Clients' shares of the total: client1 67 %, client2 33 %, client2 lowest: beyond the noise (rule: " in tip
+    assert tip.endswith(", pooled CV 5.0 %).") and "last done" not in tip
+    late_tile = strip.add(_finished(2, late))
+    assert late_tile.text().split("\n")[-1] == "clients 1.0×, Jain 1.00, last done 2.1× after first"
+    assert "Fixed-size work: the last client was done 2.1× after the first (21.0 s against 10.0 s): beyond the noise" \
+        in late_tile.toolTip() and "Clients' shares" not in late_tile.toolTip()  # fmt: skip
+    assert strip.gridSize().height() > even_height  # every tile has room for the fifth line
+    strip.clear()
+    assert strip.gridSize().height() == even_height  # the next run starts with four-line tiles
+
+
+def test_even_clients_add_nothing_to_a_tile(qtbot) -> None:  # type: ignore[no-untyped-def]
+    even = fairness({"client1": 100.0, "client2": 103.0}, 0.05, "ops", {"client1": 10.0, "client2": 10.4})
+    assert even is not None and not even.uneven and not even.late
+    strips = [TrialStrip(), TrialStrip()]
+    for strip in strips:
+        qtbot.addWidget(strip)
+    (plain, plain_grid), (evened, even_grid) = ((strip.add(_finished(1, fair)), strip.gridSize())
+                                                for strip, fair in zip(strips, (None, even), strict=True))  # fmt: skip
+    assert evened.text() == plain.text() and len(evened.text().split("\n")) == LINES
+    assert evened.toolTip() == plain.toolTip() and "client" not in evened.toolTip()
+    assert even_grid == plain_grid
 
 
 def test_back_to_plan_after_a_cancel_and_run_again(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]

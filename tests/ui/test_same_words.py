@@ -6,7 +6,8 @@ product's engine swept over simulated hosts (the demo) is stored in a real SQLit
 read back from the wizard's Run and Results pages, the review window, the HTML report
 (`nfs-tuner report`) and the CLI (`sessions list`, `sessions show`, `sweep`'s progress
 lines). Every string is taken from what the face shows, never rebuilt here, and each
-must be identical wherever the same thing appears.
+must be identical wherever the same thing appears. The second client's path is slower,
+so the clients' difference (fairness) has something to say on every face too.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ui.bridge import Bridge
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 from ui.review.launch import open_review_window
+from ui.trial_strip import LINES
 from ui.wizard import TuningWizard
 
 from .test_review_window import ScriptedDialogs
@@ -55,7 +57,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, list[Tria
 
     async def go() -> tuple[int, list[TrialFinished]]:
         with Store(db) as store:
-            session = await connected(store, SimulatedHosts(speed=400.0))
+            hosts = SimulatedHosts(speed=400.0)
+            hosts.slow_path["client2"] = 0.5  # a third of the total: uneven beyond the noise
+            session = await connected(store, hosts)
             events: list[TrialFinished] = []
             session.bus.subscribe(events.append, TrialFinished)
             await session.baseline([OBJECTIVE])
@@ -127,7 +131,8 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
     show_verdict = re.search(rf"^  \[{OBJECTIVE}\] (?P<config>.+): (?P<figure>.+)$", shown, re.M)
     assert show_verdict is not None, shown
     cli_trials = {int(m["id"]): m for m in re.finditer(
-        r"^  #(?P<id>\d+)\s+ok\s+(?P<workload>\S+)\s+(?P<config>.+): (?P<figure>.+?) cv (?P<cv>.+?) dip .+$", shown, re.M)}
+        r"^  #(?P<id>\d+)\s+ok\s+(?P<workload>\S+)\s+(?P<config>.+): (?P<figure>.+?) cv (?P<cv>.+?) dip "
+        r"(?:.+?, (?P<clients>clients .+)|.+)$", shown, re.M)}
     _cli(capsys, "--db", str(db), "report", str(sid), "--to", str(tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     chosen = re.search(r'<p class="chosen">(.*?)</p>', page, re.S)
@@ -139,7 +144,8 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
     for ev in events:
         printer(ev)
     progress = {int(m["id"]): m for m in re.finditer(
-        r"^trial (?P<id>\d+) (?P<workload>\S+) (?P<config>.+): (?P<figure>.+?)(?: \((?P<latency>p50 .+)\))?$",
+        r"^trial (?P<id>\d+) (?P<workload>\S+) (?P<config>.+): (?P<figure>.+?)(?: \((?P<latency>p50 [^)]+)\))?"
+        r"(?:, (?P<clients>clients .+))?$",
         out.getvalue(), re.M)}
 
     # --- the wizard: the Run page's finished trials, then the Results page ---
@@ -206,6 +212,13 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
             assert progress[tid]["latency"] and progress[tid]["latency"] in tip  # the tile's tooltip words it alike
             lat = dict(zip(("p50", "p99", "p99.9"), re.findall(r"(\S+ ms)", progress[tid]["latency"]), strict=True))
             assert lat == {k: report_trials[tid][k] for k in lat} == {k: review_trials[tid][k] for k in lat}
+            # the clients' difference: the tile's last line, the progress line, `sessions show` and the Fairness cell
+            tile, cell = strip[tid].text().split("\n"), report_trials[tid]["Fairness"]
+            notes = {"sweep": progress[tid]["clients"], "sessions show": cli_trials[tid]["clients"],
+                     "run page": tile[-1] if len(tile) > LINES else None, "report": f"clients {cell}",
+                     "review": f"clients {review_trials[tid]['Fairness']}"}  # fmt: skip
+            assert len(set(notes.values())) == 1 and re.fullmatch(r"\d\.\d×, Jain 0\.\d\d", cell), notes
+            assert "client2 lowest" in tip  # the tooltip says it in full
         assert len(set(configs.values())) == 1, configs
         assert len(set(workloads.values())) == 1 and workload_kind(workloads["report"]) == OBJECTIVE, workloads
         assert len(set(figures.values())) == 1 and FIGURE_FORM.fullmatch(figures["report"]), figures

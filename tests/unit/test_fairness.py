@@ -1,9 +1,11 @@
 """Fairness between clients (issue 17): the rule (experiments.fairness), hostile figures, a sweep over the
-demo's simulated hosts that stores the figures, and the faces that show them only beyond the noise."""
+demo's simulated hosts that stores the figures and publishes them as each trial ends, and the faces that
+show them only beyond the noise (the sweep's progress lines among them)."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import math
 import re
@@ -13,14 +15,17 @@ from typing import Any
 import pytest
 
 from app.cli import main
+from app.commands.sweep import _Printer
 from app.recommend.evidence import fairness_lines
 from app.report.html_report import render_html
 from app.report.session_data import load_session_data, trial_fairness, trial_fairness_cell
 from app.simulated import SimulatedHosts
 from app.store import Store, TrialState
-from app.vocabulary import fairness_cell, ratio_text, shares_text
+from app.sweep.events import TrialFinished
+from app.vocabulary import clients_note, fairness_cell, fairness_sentences, ratio_text, shares_text
 from experiments.agent_protocol import AgentSummary
 from experiments.fairness import MIN_NOISE_CV, Fairness, config_fairness, fairness, pooled_cv, run_fairness
+from experiments.latency import Latency
 from experiments.samples import Sample
 from tests.unit.test_session_service import connected
 
@@ -125,41 +130,73 @@ def test_the_vocabulary_words_fairness() -> None:
     assert ratio_text(float("inf")) == "—"
     assert fairness_cell(2.2, 0.87, 2.1) == "2.2×, Jain 0.87, last done 2.1× after first"
     assert fairness_cell(None, None) == "—"
+    even = fairness({"a": 100.0, "b": 101.0}, 0.05)
+    assert clients_note(even) is None and clients_note(None) is None and fairness_sentences(even) == []
+    assert clients_note(fairness({"a": 200.0, "b": 100.0}, 0.05)) == "clients 2.0×, Jain 0.90"
 
 
-def _sweep(db: Path, slow_path: dict[str, float]) -> int:
+def test_the_sweeps_progress_line_adds_the_clients_only_beyond_the_noise() -> None:
+    out = io.StringIO()
+    printer = _Printer(out, quiet=False)
+    latency = Latency(1000, 1.0, 4.0, 9.0, 12.0, {})
+    uneven = fairness({"client1": 200.0, "client2": 100.0}, 0.05)
+    late = fairness({"a": 1000, "b": 1000}, 0.05, "ops", {"a": 10.0, "b": 21.0})
+    even = fairness({"client1": 100.0, "client2": 101.0}, 0.05)
+    for tid, fair in enumerate((uneven, late, even, None), start=1):
+        printer(TrialFinished(1, tid, {"nfsd_threads": 8}, "seq_read", "ok", 112.3e6, latency=latency, fairness=fair))
+    head, lat = "seq_read nfsd_threads=8: 112.3 MB/s", "(p50 1.00 ms, p99 4.00 ms, p99.9 9.00 ms)"
+    assert out.getvalue().splitlines() == [
+        f"trial 1 {head} {lat}, clients 2.0×, Jain 0.90",  # the words of `sessions show` and the report's cell
+        f"trial 2 {head} {lat}, clients 1.0×, Jain 1.00, last done 2.1× after first",
+        f"trial 3 {head} {lat}",  # even clients add nothing
+        f"trial 4 {head} {lat}",
+    ]
+
+
+Sessions = tuple[Path, int, int, dict[int, list[TrialFinished]]]  # db, even, slow, each one's trial events
+
+
+def _sweep(db: Path, slow_path: dict[str, float], published: dict[int, list[TrialFinished]]) -> int:
     async def go() -> int:
         with Store(db) as store:
             hosts = SimulatedHosts(speed=400.0)
             hosts.slow_path.update(slow_path)
             session = await connected(store, hosts)
+            events: list[TrialFinished] = []
+            session.bus.subscribe(events.append, TrialFinished)
             finished = await session.run(session.plan(session.choices(
                 knobs={"nfsd_threads": "8, 64"}, workloads=("seq_read",), strategy="grid", repetitions=2)))
             assert finished.state == "complete"
+            published[finished.session_id] = events
             return finished.session_id
 
     return asyncio.run(go())
 
 
 @pytest.fixture(scope="module")
-def sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Sessions:
     db = tmp_path_factory.mktemp("fairness") / "s.db"
-    return db, _sweep(db, {}), _sweep(db, {"client2": 0.5})
+    published: dict[int, list[TrialFinished]] = {}
+    return db, _sweep(db, {}, published), _sweep(db, {"client2": 0.5}, published), published
 
 
-def test_a_sweep_over_simulated_hosts_stores_each_trials_fairness(sessions: tuple[Path, int, int]) -> None:
-    db, even_sid, slow_sid = sessions
+def test_a_sweep_over_simulated_hosts_stores_each_trials_fairness(sessions: Sessions) -> None:
+    db, even_sid, slow_sid, events = sessions
     with Store(db, readonly=True) as store:
         even = [trial_fairness(t) for t in store.trials(even_sid) if t.state == TrialState.OK]
         slow = [trial_fairness(t) for t in store.trials(slow_sid) if t.state == TrialState.OK]
+        stored = {t.id: trial_fairness(t) for sid in (even_sid, slow_sid) for t in store.trials(sid)}
     assert even and all(f is not None and not f.uneven and abs(f.shares["client1"] - 0.5) < 0.02 for f in even)
     assert slow and all(f is not None and f.uneven and f.lowest == "client2" for f in slow)
     assert all(f is not None and abs(f.shares["client2"] - 1 / 3) < 0.02 for f in slow)
+    # each trial's event carried the figures it stored, so the live faces need not read the store
+    published = {ev.trial_id: ev.fairness for sid in (even_sid, slow_sid) for ev in events[sid]}
+    assert published == stored and all(f is not None for f in published.values())
 
 
-def test_the_faces_show_fairness_only_beyond_the_noise(sessions: tuple[Path, int, int],
+def test_the_faces_show_fairness_only_beyond_the_noise(sessions: Sessions,
                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    db, even_sid, slow_sid = sessions
+    db, even_sid, slow_sid, _ = sessions
     with Store(db, readonly=True) as store:
         views = {sid: load_session_data(store, sid) for sid in (even_sid, slow_sid)}
         html = {sid: render_html(views[sid], store.load_session_samples(sid)) for sid in views}
