@@ -76,6 +76,7 @@ def main() -> int:
     wedges: list[str] = []
     failures: list[str] = []
     rounds = 0
+    kicked_before = {name: len(lines) for name, lines in lab.kicks().items()}
     started = time.monotonic()
     with ExitStack() as stack:
         for client in CLIENTS:
@@ -127,6 +128,12 @@ def main() -> int:
         unfinished = conn.execute("SELECT COUNT(*) FROM sessions WHERE state != 'complete'").fetchone()[0]
     print(f"trial states in the database: {stored}; sessions not complete: {unfinished}")
     print(f"wedges: {len(wedges)}")
+    # A receive stall the guest's watchdog undid (tests/lab/rx_watchdog.py): not a wedge, but counted.
+    kicks = {n: lines[kicked_before.get(n, 0):] for n, lines in lab.kicks().items()}
+    print(f"receive stalls undone by the guests' watchdog: {sum(map(len, kicks.values()))}")
+    for name, lines in kicks.items():
+        if lines:
+            print(f"  {name}: {len(lines)} (last: {lines[-1]})")
     for w in wedges:
         print(f"  {w}")
     print("broken trials by cause:")

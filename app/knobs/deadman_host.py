@@ -23,7 +23,6 @@ This module is only read as text and sent to hosts; importing it does nothing.
 import json
 import os
 import stat
-import subprocess
 import sys
 import time
 
@@ -132,6 +131,8 @@ def _guarded(steps):
 
 
 def _run_step(step):
+    import subprocess  # only when replaying: its import is a quarter of a write's cost on a slow host
+
     argv = [str(a) for a in step["argv"]]  # run as root, which the switch is: never through sudo
     try:
         if STEP_GUARD is not None:

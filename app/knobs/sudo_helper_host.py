@@ -33,7 +33,6 @@ with the dead-man switch's source built in); importing it does nothing.
 import os
 import re
 import stat
-import subprocess
 import sys
 
 DEADMAN_SOURCE = None  # filled in when the helper is rendered for installing
@@ -255,6 +254,8 @@ def main(argv):
     except Refused as exc:
         sys.stderr.write("refused: %s\n" % exc)
         return 2
+    import subprocess  # not for version or deadman: a quarter of the start-up on a slow host
+
     if args[:1] == ["tee"]:
         return subprocess.run(command, input=stdin.encode(), env=ENV).returncode
     return subprocess.run(command, stdin=subprocess.DEVNULL, env=ENV).returncode

@@ -205,9 +205,14 @@ class ScratchMount:
 
     async def negotiated(self, conn: HostConnection) -> dict[str, str]:
         entry = await self.entry(conn)
-        if entry is None:
+        return self.taken_options(entry.super_options if entry else ABSENT)
+
+    @staticmethod
+    def taken_options(super_options: Value | None) -> dict[str, str]:
+        """The mount's options as the kernel took them (what ``read`` returns), by name."""
+        if super_options is None or super_options == ABSENT:
             return {}
-        return dict(o.partition("=")[::2] for o in entry.super_options.split(","))
+        return dict(o.partition("=")[::2] for o in str(super_options).split(","))
 
     async def bdi(self, conn: HostConnection) -> str:
         entry = await self.entry(conn)

@@ -84,8 +84,9 @@ class ConfigApplier:
         conn = self.pool[client]
         address = await self._address(client)
         before = await nfs_connections(conn, address)
-        held.append(await self.journal.apply(client, mount, opts.option_string()))
-        out.negotiated[client] = await mount.negotiated(conn)
+        mounted = await self.journal.apply(client, mount, opts.option_string())
+        held.append(mounted)
+        out.negotiated[client] = mount.taken_options(mounted.effective)  # read back by the journal just now
         after = await nfs_connections(conn, address) if before is not None else None
         if before is None or after is None:
             out.notes.append(f"{client} has no `ss` (iproute2): the test mount's connection was not checked")

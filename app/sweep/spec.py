@@ -60,6 +60,8 @@ class SweepSpec:
     dirs: tuple[str, ...] = ()  # a directory-scaling study (app.sweep.dirs): the layouts, one trial each
     entries: int = 0  # the study's files per directory (0: PHASED_SIZES' trial size)
     layout: str | None = None  # the layout the dir_scaling trial runs with (None: the workload's default)
+    # Per phased kind, fields that size its trial (e.g. {"tree": {"files": 2000}}); over PHASED_SIZES.
+    phased_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.clients:
@@ -78,6 +80,15 @@ class SweepSpec:
                              "sweep it only with --async-opt-in")
         for w in self.plan.workloads:
             workload_kind(w)
+        for kind, sizes in self.phased_sizes.items():
+            if kind not in PHASED:
+                raise ValueError(f"phased_sizes: {kind!r} is not one of {', '.join(sorted(PHASED))}")
+            if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes.values()):
+                raise ValueError(f"phased_sizes: {kind}'s sizes must be positive whole numbers, got {dict(sizes)}")
+            try:
+                self.workload(kind)
+            except TypeError as exc:  # a field the workload does not have
+                raise ValueError(f"phased_sizes: {kind}: {exc}") from exc
 
     @property
     def address(self) -> str:
@@ -102,7 +113,7 @@ class SweepSpec:
         if kind == "dir_scaling" and self.layout:  # a study's trial: its size, layout and curve points
             return cls(interval_s=self.interval_s, count=self.entries or PHASED_SIZES[kind]["count"],  # type: ignore[call-arg]
                        layout=self.layout, points=MAX_CURVE_POINTS)
-        return cls(interval_s=self.interval_s, **PHASED_SIZES.get(kind, {}))
+        return cls(interval_s=self.interval_s, **{**PHASED_SIZES.get(kind, {}), **self.phased_sizes.get(kind, {})})
 
     @property
     def phased_cap_s(self) -> float:

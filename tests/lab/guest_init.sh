@@ -109,6 +109,11 @@ run ip link add lan0 type bridge
 run ip link set vec0 master lan0
 run ip link set lan0 mtu 1500 up
 run ip addr add "$lab_ip/24" dev lan0
+# UML's vec0 hears of received frames by an edge-triggered epoll: one missed edge while
+# the host's tap queue is full and the guest never receives again (SSH silent, NFS reads
+# waiting for ever, memory plentiful). The watchdog reopens vec0 when the switch stops
+# answering and says so on the console ("LAB-KICK"): see rx_watchdog.py.
+python3 "${0%/*}/rx_watchdog.py" vec0 "$lab_bridge_ip" </dev/null >/dev/null 2>&1 &
 
 step sshd
 mkdir -p /run/sshd /root/.ssh

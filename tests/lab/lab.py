@@ -250,6 +250,7 @@ class Lab:
             f"lab_dir={self.dir}",
             f"lab_subnet={SUBNET_PREFIX}.0/24",
             f"lab_server_ip={GUESTS[0].ip}",
+            f"lab_bridge_ip={BRIDGE_IP}",
             f"lab_client1_ip={GUESTS[1].ip}",
             f"lab_client2_ip={GUESTS[2].ip}",
         ]
@@ -449,15 +450,34 @@ class Lab:
             found[guest.name] = f"{problem}; console ({self.logs / (guest.name + '.log')}) ends:\n{self.console_tail(guest.name)}"
         return found
 
+    def kicks(self) -> dict[str, list[str]]:
+        """Per guest, the times its receive watchdog reopened vec0 (rx_watchdog.py), this boot and the last."""
+        found: dict[str, list[str]] = {}
+        for guest in GUESTS:
+            for log in (self.logs / f"{guest.name}.log.1", self.logs / f"{guest.name}.log"):
+                if log.exists():
+                    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("LAB-KICK")]
+                    found.setdefault(guest.name, []).extend(lines)
+        return {name: lines for name, lines in found.items() if lines}
+
     def _dump_kernel_state(self, name: str) -> Path:
         """A hung guest's memory and blocked tasks (sysrq m, w through its mconsole), kept with its console."""
         mconsole = self.dir / "uml" / f"{self.umid_prefix}-{name}" / "mconsole"
         for key in ("m", "w", "l"):
             # uml_mconsole waits for a reply it never gets here; the request is taken at once.
             _run(["timeout", "3", "uml_mconsole", str(mconsole), "sysrq", key], check=False, timeout=10)
-        time.sleep(1)
+        # The switch's side of the guest's cable, twice: frames queued for a guest that no
+        # longer reads them show as tx_dropped growing while tx_packets stands still.
+        tap = next(g.tap for g in GUESTS if g.name == name)
+        counters = ("tx_packets", "tx_dropped", "rx_packets")
+        readings = []
+        for _ in range(2):
+            got = self._ns("cat", *(f"/sys/class/net/{tap}/statistics/{c}" for c in counters), check=False).stdout.split()
+            readings.append(", ".join(f"{c} {v}" for c, v in zip(counters, got, strict=False)))
+            time.sleep(1)
         out = self.logs / f"{name}.wedge-{time.strftime('%Y%m%d-%H%M%S')}.txt"
-        out.write_text(self.console_tail(name, lines=400) + "\n")
+        taps = "".join(f"host {tap}, {when}: {r}\n" for when, r in zip(("first", "1 s later"), readings, strict=True))
+        out.write_text(self.console_tail(name, lines=400) + "\n" + taps)
         return out
 
     def _answers(self, host: str, timeout: float) -> bool:

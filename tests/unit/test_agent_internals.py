@@ -91,7 +91,7 @@ def test_payload_layout_and_bootstrap() -> None:
     src = rest[: int(length)]
     assert src == agent.__loader__.get_data(agent.__file__)  # the file itself, unchanged
     assert json.loads(rest[int(length) :]) == {"mode": "seq_write", "dir": "/x"}
-    assert bootstrap_argv("/usr/bin/python3") == ["/usr/bin/python3", "-u", "-c", BOOTSTRAP]
+    assert bootstrap_argv("/usr/bin/python3") == ["/usr/bin/python3", "-u", "-I", "-S", "-c", BOOTSTRAP]
     assert "\n" not in BOOTSTRAP and '"' not in BOOTSTRAP
     with pytest.raises(ValueError):
         payload({"x": float("nan")})

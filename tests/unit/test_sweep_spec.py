@@ -100,3 +100,15 @@ def test_stored_ceilings_take_each_clients_best_mtu_and_the_slowest_client(tmp_p
     assert c.network_per_client_bps == 118e6 and c.network_bps == 236e6
     assert (c.disk_read_bps, c.disk_write_bps) == (900e6, 300e6)
     assert ceiling_mtus(store, sid) == {9000}
+
+
+def test_phased_sizes_size_a_trial_and_nonsense_is_refused_by_name() -> None:
+    plan = Plan(knobs={"nfsd_threads": (8,)}, workloads=("tree", "dir_scaling"))
+    spec = SweepSpec("s", ("c",), "/srv/nfs", plan, phased_sizes={"tree": {"files": 2000}})
+    assert spec.workload("tree").to_dict()["files"] == 2000
+    assert spec.workload("dir_scaling").to_dict()["count"] == 10_000  # untouched kinds keep their size
+    assert SweepSpec.from_json(spec.to_json()).phased_sizes == {"tree": {"files": 2000}}
+    for bad, words in (({"seq_read": {"count": 1}}, "not one of"), ({"tree": {"files": 0}}, "positive whole"),
+                       ({"tree": {"files": True}}, "positive whole"), ({"tree": {"nope": 3}}, "nope")):  # fmt: skip
+        with pytest.raises(ValueError, match=words):
+            SweepSpec("s", ("c",), "/srv/nfs", plan, phased_sizes=bad)

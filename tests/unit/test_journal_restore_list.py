@@ -1,0 +1,89 @@
+"""The journal keeps the dead-man switch's restore list right with as few host calls as it can.
+
+A revert leaves the list naming the change put back (replaying it is harmless); the next
+change, or the next heartbeat, rewrites it. In-process host: the point is the order and
+count of the switch's calls, which a real host cannot show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.hosts import CommandResult
+from app.hosts.privilege import Privilege
+from app.knobs.changes import ChangeJournal
+from app.knobs.targets import nfsd_threads
+from app.store import Store
+
+
+class _Host:
+    """Answers the journal's commands: kernel files by cat/tee, the switch's verbs recorded."""
+
+    def __init__(self) -> None:
+        self.name = "filer"
+        self.files = {"/proc/fs/nfsd/threads": "8\n"}
+        self.lists: list[list[int]] = []  # the restore list's journal ids, at each write
+        self.beats = 0
+
+    async def privilege(self) -> Privilege:
+        return Privilege(user="root", uid=0, passwordless_sudo=False, sudo_installed=False)
+
+    async def run(self, argv: Sequence[str], *, sudo: bool = False, input: str | None = None,
+                  timeout: float | None = None) -> CommandResult:  # fmt: skip
+        if argv[0] == "python3" and "-c" in argv:
+            verb = argv[argv.index("-c") + 2]
+            if verb == "arm":
+                return CommandResult(0, "armed 4242\n", "")
+            if verb == "write":
+                self.lists.append([e["id"] for e in json.loads(input or "[]")])
+            if verb == "beat":
+                self.beats += 1
+            return CommandResult(0, "", "")
+        if argv[0] == "cat":
+            return CommandResult(0, self.files[argv[-1]], "")
+        if argv[0] == "tee":
+            self.files[argv[-1]] = input or ""
+            return CommandResult(0, input or "", "")
+        raise AssertionError(f"unexpected command {argv}")
+
+
+def test_a_revert_then_a_change_writes_the_list_once_and_it_names_only_the_held_change(tmp_path: Path) -> None:
+    host = _Host()
+
+    async def scenario() -> None:
+        with Store(tmp_path / "j.db") as store:
+            journal = ChangeJournal(store, {"filer": host}, None, deadman_timeout=60)  # type: ignore[arg-type]
+            first = await journal.apply("filer", nfsd_threads(), 16)
+            assert host.lists == [[first.journal_id]]
+            await journal.revert(first)
+            assert host.files["/proc/fs/nfsd/threads"] == "8\n"
+            assert host.lists == [[first.journal_id]]  # not rewritten yet: replaying it would set 8 again
+            second = await journal.apply("filer", nfsd_threads(), 32)
+            assert host.lists == [[first.journal_id], [second.journal_id]]  # before the change, without the first
+            await journal.close()
+
+    asyncio.run(scenario())
+    assert host.files["/proc/fs/nfsd/threads"] == "8\n"
+
+
+def test_the_heartbeat_rewrites_a_list_left_naming_changes_already_put_back(tmp_path: Path) -> None:
+    host = _Host()
+
+    async def scenario() -> None:
+        with Store(tmp_path / "j.db") as store:
+            journal = ChangeJournal(store, {"filer": host}, None, deadman_timeout=6)  # type: ignore[arg-type]  # beats every 1 s
+            held = await journal.apply("filer", nfsd_threads(), 16)
+            other = await journal.apply("filer", nfsd_threads(), 24)
+            await journal.revert(other)
+            assert host.lists[-1] == [held.journal_id, other.journal_id]
+            for _ in range(30):
+                await asyncio.sleep(0.1)
+                if host.beats:
+                    break
+            assert host.beats and host.lists[-1] == [held.journal_id]
+            await journal.close()
+
+    asyncio.run(scenario())
