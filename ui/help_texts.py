@@ -63,7 +63,10 @@ REVIEW_HELP = (
     "<p>Every stored session, newest first, with its hosts, plan, state and best result; filter by "
     "text, host and dates. Open shows a session (results, every sample on one time axis, snippets, "
     "the host facts as they were, the journal of changes); Compare two puts two sessions side by "
-    "side and says whether each difference is beyond noise.</p><p>The Session menu exports an HTML "
+    "side and says whether each difference is beyond noise.</p><p>A load ladder opens on its Ladder tab "
+    "(throughput and p99 against the offered load, the knee marked); a directory study on its Directory "
+    "scaling tab (create rate against entries, each collapse marked). Two ladders compared draw both "
+    "curves on one plot, each knee labelled with the knobs its ladder held.</p><p>The Session menu exports an HTML "
     "report, CSV files or a session file to send, and imports one received. Nothing here connects to "
     "a host; a file you review is never changed.</p>")  # fmt: skip
 

@@ -35,7 +35,7 @@ from app.sweep.spec import SweepSpec
 from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
 from app.sweep.ssh_hosts import SshHosts
-from app.vocabulary import config_text, figure_text, latency_text, percent_text
+from app.vocabulary import figure_text, held_text, latency_text, percent_text
 from app.vocabulary.ladder import load_text
 from experiments.workloads import MIB
 
@@ -156,8 +156,7 @@ def ladder_lines(ladder: LadderResult) -> list[str]:
     """The ladder's table and its knee sentence, as `study ladder` and `sessions show` print them."""
     head = (f"{'load':>11}  {'streams×clients':>15}  {'throughput':>12}  {'p50':>9}  {'p99':>9}  "
             f"{'nfsd wait':>9}  {'srv CPU':>7}  {'disk':>5}  {'NIC':>5}  {'cli CPU':>7}")  # fmt: skip
-    held = config_text(ladder.config) if ladder.config else "the hosts' own settings"
-    lines = [f"Load ladder: {ladder.workload} at {held}", head]
+    lines = [f"Load ladder: {ladder.workload} at {held_text(ladder.config)}", head]
     for st in ladder.steps:
         lay = st.layers
         lines.append(f"{load_text(st.load):>11}  {f'{st.streams}×{st.clients}':>15}  "
@@ -221,27 +220,15 @@ async def _run_dirs(args: argparse.Namespace, store: Store, bus: EventBus) -> in
         dirs_choices(args), args.entries, dirs_layouts(args), export=args.export, server_address=args.server_address))
 
 
-TABLE_ROWS = 10  # `study dirs` prints about this many points per curve; --json and the report: all of them
-
-
 def dirs_lines(result: DirsResult) -> list[str]:
-    """The curves as a table (entries, create rate per layout at ~TABLE_ROWS points) and the collapse sentence."""
-    held = config_text(result.config) if result.config else "the hosts' own settings"
-    lines = [f"Directory scaling: {result.entries:,} entries at {held}"]
-    curves = [c for c in result.curves if c.points]
+    """The curves as a table (entries, each curve's create rate: DirsResult.table_rows) and the collapse sentence."""
+    lines = [f"Directory scaling: {result.entries:,} entries at {held_text(result.config)}"]
     for c in result.curves:
         if c.reason:
             lines.append(f"{result.label(c)}: broke ({c.reason})")
-    if curves:
-        longest = max(curves, key=lambda c: len(c.points)).points
-        step = max(1, -(-len(longest) // TABLE_ROWS))
-        marks = [p.entries for p in longest[step - 1::step]]
-        if marks[-1:] != [longest[-1].entries]:
-            marks.append(longest[-1].entries)
-        lines.append(f"{'entries':>12}  " + "  ".join(f"{result.label(c) + ' /s':>16}" for c in curves))
-        for n in marks:
-            rates = [next((p.rate for p in c.points if p.entries >= n), None) for c in curves]
-            lines.append(f"{n:>12,}  " + "  ".join(f"{'—' if r is None else f'{r:,.0f}':>16}" for r in rates))
+    if rows := result.table_rows():
+        lines.append(f"{'entries':>12}  " + "  ".join(f"{result.label(c) + ' /s':>16}" for c in result.drawn()))
+        lines += [f"{row[0]:>12}  " + "  ".join(f"{rate:>16}" for rate in row[1:]) for row in rows]
     lines.append(result.sentence)
     return lines
 

@@ -22,9 +22,11 @@ from app.store.records import TrialRecord
 from app.store.sample_blocks import SampleArrays
 from app.store.states import TrialState
 from app.store.store import Store
-from app.vocabulary.dirs import collapse_clause, collapse_sentence
+from app.vocabulary.dirs import collapse_clause, collapse_sentence, create_rate_text
 from experiments.knee import Collapse, CurvePoint, find_collapse
 from experiments.workloads import MAX_CURVE_POINTS
+
+TABLE_ROWS = 10  # `study dirs` and the review window show about this many points per curve; --json and the report: all
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,23 @@ class DirsResult:
         """Every curve's clause without the rule (``sessions list``)."""
         return "; ".join(collapse_clause(self.label(c), c.collapse) for c in self.curves) or "no curve measured"
 
+    def drawn(self) -> tuple[DirsCurve, ...]:
+        """The curves with points to draw (a trial that broke at once has none)."""
+        return tuple(c for c in self.curves if c.points)
+
+    def table_marks(self, rows: int = TABLE_ROWS) -> list[int]:
+        """About ``rows`` entry counts, evenly along the longest curve and ending at its last point."""
+        if not (curves := self.drawn()):
+            return []
+        longest = max(curves, key=lambda c: len(c.points)).points
+        step = max(1, -(-len(longest) // rows))
+        marks = [p.entries for p in longest[step - 1 :: step]]
+        return marks if marks[-1:] == [longest[-1].entries] else [*marks, longest[-1].entries]
+
+    def table_rows(self, rows: int = TABLE_ROWS) -> list[tuple[str, ...]]:
+        """Each mark's entries and every drawn curve's create rate once it got there (drawn()'s order)."""
+        return [(f"{n:,}", *(create_rate_text(rate_at(c, n)) for c in self.drawn())) for n in self.table_marks(rows)]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "entries": self.entries, "config": dict(self.config), "sentence": self.sentence,
@@ -66,6 +85,11 @@ class DirsResult:
                                      "last_entries": c.collapse.last_entries}}
                        for c in self.curves],
         }  # fmt: skip
+
+
+def rate_at(c: DirsCurve, entries: int) -> float | None:
+    """The curve's create rate at its first point with at least ``entries``; None past its end."""
+    return next((p.rate for p in c.points if p.entries >= entries), None)
 
 
 def curve_points(samples: SampleArrays, client: int) -> tuple[CurvePoint, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from app.report.charts import knob_charts, over_time_charts
 from app.report.dirs import DirsResult, load_dirs
-from app.report.ladder import LadderResult, load_ladder
+from app.report.ladder import STEP_COLUMNS, STEP_NUMERIC, LadderResult, load_ladder, step_cells
 from app.report.svg import Series, line_chart
 from app.report.session_data import (
     LATENCY_HEADERS,
@@ -46,13 +46,13 @@ from app.vocabulary import (
     date_text,
     figure_text,
     goal_text,
+    held_text,
     interval_text,
     knob_value_text,
-    latency_text,
     memory_text,
     percent_text,
 )
-from app.vocabulary.ladder import load_text
+from app.vocabulary.dirs import create_rate_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -272,26 +272,20 @@ def _ladder(ladder: LadderResult) -> str:
                          title="Throughput against offered load", x_label="streams", y_label="MB/s", y_scale=1e6),
               line_chart([Series("p99", x, np.array([st.p99_ms if st.p99_ms is not None else np.nan for st in ok]))],
                          title="p99 against offered load", x_label="streams", y_label="ms")]  # fmt: skip
-    rows = [(load_text(st.load), f"{st.streams} × {st.clients}", figure_text(st.throughput_bps), latency_text(st.p50_ms),
-             latency_text(st.p99_ms), percent_text(st.layers.nfsd_waiting), percent_text(st.layers.server_cpu),
-             percent_text(st.layers.disk_util), percent_text(st.layers.nic_util), percent_text(st.layers.client_cpu),
-             st.reason) for st in ladder.steps]  # fmt: skip
-    held = config_text(ladder.config) if ladder.config else "the hosts' own settings"
+    held = held_text(ladder.config)
     return "\n".join([f"<p>{_e(ladder.workload)} at {_e(held)}.</p>", f"<p><strong>{_e(ladder.sentence)}</strong></p>",
-                      *charts, _table(("Load", "Streams × clients", "Throughput", "p50", "p99", "nfsd waiting",
-                                       "Server CPU", "Disk", "NIC", "Client CPU", "Reason"), rows,
-                                      numeric=range(2, 10), cls="ladder")])  # fmt: skip
+                      *charts, _table(STEP_COLUMNS, map(step_cells, ladder.steps), numeric=STEP_NUMERIC, cls="ladder")])  # fmt: skip
 
 
 def _dirs(result: DirsResult) -> str:
     """The directory study's section: the collapse sentence, create rate against entries per layout, the points."""
-    curves = [c for c in result.curves if c.points]
+    curves = result.drawn()
     chart = line_chart([Series(result.label(c), np.array([p.entries for p in c.points], dtype=float),
                                np.array([p.rate for p in c.points], dtype=float)) for c in curves],
                        title="Create rate against entries in the directory", x_label="entries",
                        y_label="creates/s") if curves else "<p>No curve was measured.</p>"  # fmt: skip
-    rows = [(result.label(c), f"{p.entries:,}", f"{p.rate:,.0f}") for c in result.curves for p in c.points]
-    held = config_text(result.config) if result.config else "the hosts' own settings"
+    rows = [(result.label(c), f"{p.entries:,}", create_rate_text(p.rate)) for c in result.curves for p in c.points]
+    held = held_text(result.config)
     broke = [f"<p>{_e(result.label(c))} broke: {_e(c.reason)}</p>" for c in result.curves if c.reason]
     return "\n".join([f"<p>{result.entries:,} entries at {_e(held)}.</p>", f"<p><strong>{_e(result.sentence)}</strong></p>",
                       *broke, chart, _table(("Layout", "Entries", "Creates/s"), rows, numeric=(1, 2), cls="dirs")])

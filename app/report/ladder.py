@@ -24,7 +24,8 @@ from app.report.session_data import ladder_sweep, trial_latency, trial_mean
 from app.store.records import TelemetryArrays, TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
-from app.vocabulary.ladder import knee_text
+from app.vocabulary import figure_text, latency_text, percent_text
+from app.vocabulary.ladder import knee_text, load_text
 from experiments.knee import Knee, Layers, Saturated, Step, find_knee, saturated_layer
 
 
@@ -70,6 +71,19 @@ class LadderResult:
                      "last_load": k.last_load, "layer": s.layer, "figure": s.figure, "threshold": s.threshold},
             "sentence": self.sentence,
         }  # fmt: skip
+
+
+STEP_COLUMNS = ("Load", "Streams × clients", "Throughput", "p50", "p99", "nfsd waiting", "Server CPU", "Disk", "NIC",
+                "Client CPU", "Reason")  # fmt: skip
+STEP_NUMERIC = range(2, 10)  # the figures' columns, right-aligned
+
+
+def step_cells(st: LadderStep) -> tuple[str, ...]:
+    """One step as the report and the review window show it (STEP_COLUMNS)."""
+    lay = st.layers
+    return (load_text(st.load), f"{st.streams} × {st.clients}", figure_text(st.throughput_bps), latency_text(st.p50_ms),
+            latency_text(st.p99_ms), percent_text(lay.nfsd_waiting), percent_text(lay.server_cpu),
+            percent_text(lay.disk_util), percent_text(lay.nic_util), percent_text(lay.client_cpu), st.reason)  # fmt: skip
 
 
 def _host_means(arrays: TelemetryArrays, hosts: set[str]) -> dict[str, tuple[float, float]]:

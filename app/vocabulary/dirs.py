@@ -16,6 +16,11 @@ def entries_text(n: int | None) -> str:
     return "—" if n is None else f"{n:,} entr{'y' if n == 1 else 'ies'}"
 
 
+def create_rate_text(rate: float | None) -> str:
+    """Creates per second in a table whose column names the unit: '1,234', or '—'."""
+    return "—" if rate is None else f"{rate:,.0f}"
+
+
 def collapse_clause(layout: str, c: Collapse) -> str:
     """'flat fell to 38 % of its early rate at 720,000 entries', 'hashed held 91 % up to 1,000,000 entries'."""
     if c.last_entries is None:

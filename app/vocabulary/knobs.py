@@ -56,6 +56,11 @@ def config_text(config: Mapping[str, Any]) -> str:
     return ", ".join(setting_text(k, config[k]) for k in sorted(config)) or "(no knobs)"
 
 
+def held_text(config: Mapping[str, Any]) -> str:
+    """The knobs a study held for every trial: 'nfsd_threads=8', or "the hosts' own settings" for none."""
+    return config_text(config) if config else "the hosts' own settings"
+
+
 def transition_text(knob: str, old: Any, new: Any) -> str:
     """'8 → 64'."""
     return f"{knob_value_text(knob, old)} → {knob_value_text(knob, new)}"

@@ -1,9 +1,10 @@
-"""Two sessions side by side, per objective and configuration: the difference and whether it is noise."""
+"""Two sessions side by side, per objective and configuration: the difference and whether it is noise;
+two load ladders also overlaid, each knee labelled with the configuration its ladder held."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from app.report import ComparisonRow, compare_sessions
 from app.report.comparison import Side
@@ -17,6 +18,7 @@ from app.vocabulary import (
     signed_range_text,
 )
 from app.store.store import Store
+from ui.review.study_views import LadderCompare, ladder_pair
 from ui.review.tables import cap_columns, fill_table, make_table
 
 COLUMNS = ("Objective", "Configuration", "A: mean (95 % CI)", "A runs", "B: mean (95 % CI)", "B runs",
@@ -67,4 +69,13 @@ class CompareView(QWidget):
         cap_columns(self.table, {COLUMNS.index("Configuration"): CONFIG_MAX_PX})
         layout = QVBoxLayout(self)
         layout.addWidget(head)
-        layout.addWidget(self.table, 1)
+        ladders = ladder_pair(store, session_a, session_b)
+        self.ladders = LadderCompare(*ladders, self) if ladders is not None else None
+        self.tabs: QTabWidget | None = None
+        if self.ladders is None:
+            layout.addWidget(self.table, 1)
+            return
+        self.tabs = QTabWidget(self)  # two ladders: their knees first ("the knee moves with nfsd threads")
+        self.tabs.addTab(self.ladders, "&Ladders")
+        self.tabs.addTab(self.table, "&By configuration")
+        layout.addWidget(self.tabs, 1)

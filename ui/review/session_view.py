@@ -1,4 +1,5 @@
-"""One opened session: a header, then tabs for results, samples, snippets, host facts and journal."""
+"""One opened session: a header, then tabs for results, samples, snippets, host facts and journal
+(and first, for a study, its ladder or directory-scaling tab: ui.review.study_views)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ui.review.dialogs import Dialogs
 from ui.review.results_view import ResultsView
 from ui.review.samples_view import SamplesView
 from ui.review.snippets_view import SnippetsView
+from ui.review.study_views import study_view
 
 
 class SessionView(QWidget):
@@ -41,6 +43,9 @@ class SessionView(QWidget):
         self.tabs.addTab(self.snippets, "S&nippets")
         self.tabs.addTab(self.facts, "Host &facts")
         self.tabs.addTab(self.journal, "&Journal")
+        self.study = study_view(store, session_id, self.tabs)  # a ladder's knee, a directory study's collapse
+        if self.study is not None:  # what such a session is for: its tab comes first
+            self.tabs.setCurrentIndex(self.tabs.insertTab(0, self.study, self.study.TITLE))
         layout = QVBoxLayout(self)
         layout.addWidget(self.header)
         layout.addWidget(self.tabs, 1)
