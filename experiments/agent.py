@@ -1127,12 +1127,15 @@ class TcpSource(object):
 
 
 def parse_diskstats(text):
-    """{device: (sectors_read, sectors_written, ms_doing_io)}; sectors are 512 bytes."""
+    """{device: (sectors_read, sectors_written, ms_doing_io, weighted_ms)}; sectors are 512 bytes.
+
+    weighted_ms (field 14) grows by the requests in flight each millisecond, so its rate is the
+    average queue; ms_doing_io only says one was in flight. None on a line too short to hold it."""
     out = {}
     for line in text.splitlines():
         f = line.split()
         if len(f) >= 13:
-            out[f[2]] = (int(f[5]), int(f[9]), int(f[12]))
+            out[f[2]] = (int(f[5]), int(f[9]), int(f[12]), int(f[13]) if len(f) >= 14 else None)
     return out
 
 
@@ -1279,6 +1282,8 @@ class Telemetry(object):
                 dr += y[0] - x[0]
                 dw += y[1] - x[1]
                 extra["disk.%s.util" % d] = round(min((y[2] - x[2]) / (dt * 1000.0), 1.0), 4)
+                if x[3] is not None and y[3] is not None and y[3] >= x[3]:  # a reset counter says nothing
+                    extra["disk.%s.queue" % d] = round((y[3] - x[3]) / (dt * 1000.0), 3)
         rec["disk_read_bps"] = dr * 512 / dt
         rec["disk_write_bps"] = dw * 512 / dt
         rx = tx = 0

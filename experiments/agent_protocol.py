@@ -84,6 +84,7 @@ MAX_T = 1e12  # seconds: monotonic clocks and offsets from a trial's start, with
 MAX_EXTRA = 256  # telemetry extras and summary phases per record
 _MS = 1e9  # latencies, ms: a bound that only refuses the absurd
 MAX_RATE = 1e12  # operations per second in a curve point: refuses only the absurd
+MAX_QUEUE = 1e6  # a disk's average requests in flight: far beyond any device's queues, refuses only the absurd
 
 
 def _time(obj: dict[str, Any]) -> tuple[float, float]:
@@ -91,6 +92,25 @@ def _time(obj: dict[str, Any]) -> tuple[float, float]:
     if interval <= 0:
         raise BadRecord("interval is not above 0")
     return finite(obj["t"], "t", -MAX_T, MAX_T), interval
+
+
+def _extra(name: str, value: Any) -> float | None:
+    """One telemetry extra: a finite number. A counter that went backwards (nfsd restarted
+    mid-interval) says nothing: None, dropped. A disk's queue the agent never sends below 0
+    (it skips a reset counter), so one outside [0, MAX_QUEUE] is garbage."""
+    if name.startswith("disk.") and name.endswith(".queue"):
+        return finite(value, name, 0.0, MAX_QUEUE)
+    x = finite(value, name)
+    return x if x >= 0 else None
+
+
+def _extras(extra: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in extra.items():
+        name = str(key)[:128]
+        if (x := _extra(name, value)) is not None:
+            out[name] = x
+    return out
 
 
 def _phases(value: Any) -> dict[str, dict[str, float]]:
@@ -150,8 +170,7 @@ def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
             t=t,
             interval=interval,
             **{k: finite(obj.get(k, 0.0), k, 0.0) for k in _TELEMETRY_FLOATS},
-            # A counter that went backwards (nfsd restarted mid-interval) says nothing: dropped.
-            extra={str(k)[:128]: x for k, v in extra.items() if (x := finite(v, str(k)[:128])) >= 0},
+            extra=_extras(extra),
         )
     if kind == "summary":
         known: dict[str, Any] = {k: count(obj[k], k) for k in _SUMMARY_COUNTS}

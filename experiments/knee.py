@@ -1,18 +1,32 @@
 """The load ladder's saturation point (the knee) and the layer that saturated there.
 
 The rule (stated in every report): going from one step to the next — the offered load
-doubling — the knee is the first step where throughput gains less than ``MIN_GAIN``
-(10 %) per doubling while p99 grows by more than ``MAX_P99_GROWTH`` (50 %) per doubling:
-more load buys little and costs waiting. Where a step lacks p99, the gain alone decides.
+doubling — find the first doubling where throughput gains less than ``MIN_GAIN`` (10 %)
+while p99 grows by more than ``MAX_P99_GROWTH`` (50 %): more load buys little and costs
+waiting. The knee is the load just before it, the most the server carried while more
+load still paid (what an admin sizes for); the step after it, where saturation shows,
+is where the layer is read. Where a step lacks p99, the gain alone decides.
 The gain is scaled to a doubling (a step of ×4 counts as two), so uneven ladders compare.
 Steps whose throughput is missing (broken trials) are skipped: the next measured step
 is compared with the last measured one. No step meeting the rule: no knee up to the
 ladder's last load.
 
-The layer at the knee: the first of these over its threshold at the knee's step, in this
-order — nfsd (share of requests that found no idle thread > 50 %), server CPU (busy >
-90 %), disk (busiest export device's utilisation > 90 %), NIC (> 90 % of the link or
-its measured ceiling), client CPU (> 90 %). None over: "unknown"; no figures: "unknown".
+The layer at the knee: the first that holds at the knee's step, in this order —
+1. nfsd threads: the share of requests that found no idle thread > 50 %, or the export's
+   disk busy > 90 % while it holds on average at least 75 % as many requests as nfsd has
+   threads (every thread waits on the disk: more threads would keep more requests in
+   flight; pool_stats' share undercounts when few TCP connections carry many requests);
+2. server CPU: busy > 90 %;
+3. disk: the busiest export device's utilisation > 90 % and its queue not bounded by the
+   threads that way;
+4. NIC: > 90 % of the link or its measured ceiling;
+5. client CPU: busy > 90 %.
+With the disk's queue and the thread count known, the disk (3) is judged after the NIC and
+the client CPU: utilisation (io_ticks) only says a request was in flight, which a device
+that serves many at once (RAID, dm, SSD, NVMe) reads long before it is full, so a measured
+share of a known capacity outranks it. Without them (telemetry from before the agent sent
+the queue) the disk is judged by its utilisation alone, in its place. None holding, or no
+figures: "unknown".
 """
 
 from __future__ import annotations
@@ -26,8 +40,9 @@ MIN_GAIN = 0.10  # throughput growth per doubling below this: load buys little
 MAX_P99_GROWTH = 0.50  # p99 growth per doubling above this: requests wait
 BUSY = 0.90  # CPU, disk, NIC: a share above this is saturated
 NFSD_WAITING = 0.50  # nfsd: a share of requests that found no idle thread above this
+THREADS_BOUND = 0.75  # a busy disk holding this share of nfsd's thread count: every thread waits on it
 
-RULE = (f"the knee is the first step where doubling the offered load gains less than {MIN_GAIN * 100:.0f} % "
+RULE = (f"the knee is the load before the first doubling that gains less than {MIN_GAIN * 100:.0f} % "
         f"throughput while p99 grows more than {MAX_P99_GROWTH * 100:.0f} %")  # fmt: skip
 
 
@@ -42,22 +57,26 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Layers:
-    """The saturation figures at one step, each 0..1; None when not seen."""
+    """The saturation figures at one step, shares 0..1 (the disk's queue and the threads are counts); None when not seen."""
 
     nfsd_waiting: float | None = None
     server_cpu: float | None = None
     disk_util: float | None = None
     nic_util: float | None = None
     client_cpu: float | None = None
+    disk_queue: float | None = None  # the busiest export device's average requests in flight (not 0..1)
+    nfsd_threads: int | None = None  # the server's nfsd threads at the step
 
 
 @dataclass(frozen=True, slots=True)
 class Knee:
-    """The knee's step (index into the ladder) or None, and the figures that decided."""
+    """The knee (the load carried before the doubling that did not pay) and the step after it,
+    where saturation shows (index into the ladder, or None: no knee), with the figures."""
 
-    index: int | None
-    load: int | None = None
-    gain: float | None = None  # throughput growth per doubling into the knee
+    index: int | None  # the saturated step, past the knee: its telemetry names the layer
+    load: int | None = None  # the knee: the last load before that step
+    past_load: int | None = None  # the saturated step's load
+    gain: float | None = None  # throughput growth per doubling past the knee
     p99_growth: float | None = None  # p99 growth per doubling (None: no p99 to judge)
     last_load: int | None = None  # the ladder's highest measured load
 
@@ -69,6 +88,13 @@ class Saturated:
     layer: str  # nfsd, server_cpu, disk, nic, client_cpu or unknown
     figure: float | None = None
     threshold: float | None = None
+    disk_queue: float | None = None  # set when the disk's queue against the threads decided (nfsd or disk)
+    nfsd_threads: int | None = None
+
+    @property
+    def waits_on_disk(self) -> bool:
+        """nfsd named because every thread waits on the disk (not by the waiting share)."""
+        return self.layer == "nfsd" and self.disk_queue is not None
 
 
 def _per_doubling(before: float, after: float, doublings: float) -> float:
@@ -90,19 +116,40 @@ def find_knee(steps: Sequence[Step]) -> Knee:
         if a.p99_ms and b.p99_ms and a.p99_ms > 0 and math.isfinite(a.p99_ms) and math.isfinite(b.p99_ms):
             growth = _per_doubling(a.p99_ms, b.p99_ms, doublings)
         if gain < MIN_GAIN and (growth is None or growth > MAX_P99_GROWTH):
-            return Knee(j, b.load, gain, growth, last)
+            return Knee(j, a.load, b.load, gain, growth, last)
     return Knee(None, last_load=last)
 
 
+def _over(figure: float | None, threshold: float) -> bool:
+    return figure is not None and math.isfinite(figure) and figure > threshold
+
+
+def threads_wait_on_disk(layers: Layers) -> bool | None:
+    """Whether the disk's queue is bounded by nfsd's threads (≥ THREADS_BOUND of them); None: a figure unknown."""
+    queue, threads = layers.disk_queue, layers.nfsd_threads
+    if queue is None or not math.isfinite(queue) or queue < 0 or threads is None or threads <= 0:
+        return None
+    return queue >= THREADS_BOUND * threads
+
+
 def saturated_layer(layers: Layers | None) -> Saturated:
-    """The first layer over its threshold (order: nfsd, server CPU, disk, NIC, client CPU)."""
+    """The first layer that holds by the module's rule, with the figures that said so."""
     if layers is None:
         return Saturated("unknown")
-    checks = (("nfsd", layers.nfsd_waiting, NFSD_WAITING), ("server_cpu", layers.server_cpu, BUSY),
-              ("disk", layers.disk_util, BUSY), ("nic", layers.nic_util, BUSY), ("client_cpu", layers.client_cpu, BUSY))  # fmt: skip
-    for name, figure, threshold in checks:
-        if figure is not None and math.isfinite(figure) and figure > threshold:
-            return Saturated(name, figure, threshold)
+    if _over(layers.nfsd_waiting, NFSD_WAITING):
+        return Saturated("nfsd", layers.nfsd_waiting, NFSD_WAITING)
+    bound = threads_wait_on_disk(layers)
+    if bound and _over(layers.disk_util, BUSY):
+        return Saturated("nfsd", layers.disk_util, BUSY, layers.disk_queue, layers.nfsd_threads)
+    checks = [("server_cpu", layers.server_cpu), ("disk", layers.disk_util), ("nic", layers.nic_util),
+              ("client_cpu", layers.client_cpu)]  # fmt: skip
+    if bound is not None:  # the queue known: the disk's utilisation comes after every measured capacity
+        checks.append(checks.pop(1))
+    for name, figure in checks:
+        if _over(figure, BUSY):
+            if name == "disk" and bound is not None:
+                return Saturated(name, figure, BUSY, layers.disk_queue, layers.nfsd_threads)
+            return Saturated(name, figure, BUSY)
     return Saturated("unknown")
 
 

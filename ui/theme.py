@@ -18,6 +18,7 @@ SAFETY_COLOURS = {  # by app.knobs.model.Safety: the text colour of a badge, rea
     Safety.MEMORY: "#1e78c8",
     Safety.SERVICE: "#1e78c8",
     Safety.CONNECTIVITY: "#d2691e",
+    Safety.COHERENCE: "#d2691e",  # a caution like connectivity's: right for some data only
     Safety.DATA_RISK: "#d03030",
 }
 ERROR_COLOUR = SAFETY_COLOURS[Safety.DATA_RISK]

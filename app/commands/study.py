@@ -36,7 +36,7 @@ from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
 from app.sweep.ssh_hosts import SshHosts
 from app.vocabulary import figure_text, held_text, latency_text, percent_text
-from app.vocabulary.ladder import load_text
+from app.vocabulary.ladder import load_text, queue_text
 from experiments.workloads import MIB
 
 DEFAULT_WORKLOAD = "rand_read"
@@ -52,9 +52,9 @@ def register(subparsers: Any) -> None:
         "ladder", help="step the offered load up; name the knee and the layer that saturated there",
         description="Run one workload on every client at once with 1, 2, 4, … streams per client up to "
                     "--max-streams (offered load = streams × clients), one trial per step, at the hosts' own "
-                    "settings or with knobs held by --knob NAME=V. The knee: the first step where doubling the "
-                    "load gains < 10 % throughput while p99 grows > 50 %; the layer from that step's "
-                    "telemetry. Every change is put back; the ladder is kept as a session.",
+                    "settings or with knobs held by --knob NAME=V. The knee: the load before the first doubling "
+                    "that gains < 10 % throughput while p99 grows > 50 % (the most it carried while more "
+                    "load paid); the layer from the saturated step's telemetry. Every change is put back; the ladder is kept as a session.",
     )  # fmt: skip
     _host_arguments(q, "every step runs on all of them")
     q.add_argument("--workload", type=arguments.workload, default=DEFAULT_WORKLOAD, metavar="W",
@@ -155,14 +155,15 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
 def ladder_lines(ladder: LadderResult) -> list[str]:
     """The ladder's table and its knee sentence, as `study ladder` and `sessions show` print them."""
     head = (f"{'load':>11}  {'streams×clients':>15}  {'throughput':>12}  {'p50':>9}  {'p99':>9}  "
-            f"{'nfsd wait':>9}  {'srv CPU':>7}  {'disk':>5}  {'NIC':>5}  {'cli CPU':>7}")  # fmt: skip
+            f"{'nfsd wait':>9}  {'srv CPU':>7}  {'disk':>5}  {'disk q':>6}  {'NIC':>5}  {'cli CPU':>7}")  # fmt: skip
     lines = [f"Load ladder: {ladder.workload} at {held_text(ladder.config)}", head]
     for st in ladder.steps:
         lay = st.layers
         lines.append(f"{load_text(st.load):>11}  {f'{st.streams}×{st.clients}':>15}  "
                      f"{figure_text(st.throughput_bps):>12}  {latency_text(st.p50_ms):>9}  {latency_text(st.p99_ms):>9}  "
                      f"{percent_text(lay.nfsd_waiting):>9}  {percent_text(lay.server_cpu):>7}  "
-                     f"{percent_text(lay.disk_util):>5}  {percent_text(lay.nic_util):>5}  {percent_text(lay.client_cpu):>7}"
+                     f"{percent_text(lay.disk_util):>5}  {queue_text(lay.disk_queue):>6}  {percent_text(lay.nic_util):>5}  "
+                     f"{percent_text(lay.client_cpu):>7}"
                      + (f"  ({st.reason})" if st.reason else ""))  # fmt: skip
     lines.append(ladder.sentence)
     return lines

@@ -5,6 +5,13 @@ from __future__ import annotations
 from app.knobs.model import KnobSpec, Safety, Scope, Validity
 
 _SIZES = tuple(2**k for k in range(12, 21))  # 4 KiB … 1 MiB, the NFS client's range
+WDELAY_NOTE = ("Only matters on sync exports: wdelay holds a write briefly to commit it with related ones; "
+               "no_wdelay commits each at once (often better for small independent writes).")
+ONE_WRITER = "Right only for data one client writes, or that rarely changes."
+NOCTO_RISK = (f"Cache coherence: with nocto a client may not see another client's changes when it opens a file. "
+              f"{ONE_WRITER}")
+ACTIMEO_RISK = (f"Cache coherence: attributes (size, mtime) may be stale for up to actimeo seconds, so a client "
+                f"may miss another client's change for that long. {ONE_WRITER}")
 
 SPECS: dict[str, KnobSpec] = {
     s.name: s
@@ -23,6 +30,11 @@ SPECS: dict[str, KnobSpec] = {
             "async acknowledges writes before they reach the disk: a server crash may lose "
             "data the clients were told was safe. Needs an explicit opt-in.",
             ("sync",),
+        ),
+        KnobSpec(
+            "export_wdelay", "export write delay", Scope.SERVER, "",
+            Validity("an export either delays (wdelay, Linux's default) or not", choices=("wdelay", "no_wdelay")),
+            Safety.SAFE, WDELAY_NOTE, ("wdelay", "no_wdelay"),
         ),
         KnobSpec(
             "stripe_cache_size", "md stripe_cache_size", Scope.SERVER, "pages",
@@ -53,6 +65,19 @@ SPECS: dict[str, KnobSpec] = {
             Validity("the Linux client allows 1–16 TCP connections per server", minimum=1, maximum=16),
             Safety.SAFE, "Applied on nfs-tuner's own test mount (Linux 5.3 and newer).",
             (1, 4, 8),
+        ),
+        KnobSpec(
+            "nocto", "close-to-open consistency", Scope.CLIENT, "",
+            Validity("a mount either checks for other clients' changes at each open (cto) or not",
+                     choices=("cto", "nocto")),
+            Safety.COHERENCE, NOCTO_RISK,
+            ("cto", "nocto"),
+        ),
+        KnobSpec(
+            "actimeo", "attribute cache time", Scope.CLIENT, "seconds",
+            Validity("attributes cached 0–600 s (0: not cached); longer is staler", minimum=0, maximum=600),
+            Safety.COHERENCE, ACTIMEO_RISK,
+            (3, 30, 60),
         ),
         KnobSpec(
             "read_ahead_kb", "client readahead", Scope.CLIENT, "KiB",

@@ -11,6 +11,7 @@ from app.facts import HostFacts
 from app.facts.model import NfsMount
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobSpec
+from app.knobs.targets import MountOptions, export_wdelay
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = 
     for e in server.exports:
         if export is None or e.path == export:
             rows.append(_row(SPECS["export_sync"], server, f"{e.client}:{e.path}", "async" if e.is_async else "sync"))
+            wdelay = export_wdelay(e.path, e.client).mode_of(e.options)
+            rows.append(_row(SPECS["export_wdelay"], server, f"{e.client}:{e.path}", wdelay))
     md_names = {fs.md_array for fs in server.export_filesystems if fs.md_array}
     for md in server.md_arrays:
         if md.stripe_cache_size is not None and (not md_names or md.name in md_names):
@@ -77,6 +80,8 @@ def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = 
             "wsize": mount.wsize if mount else None,
             "nfsvers": mount.version if mount else None,
             "nconnect": (mount.nconnect or 1) if mount else None,
+            "nocto": MountOptions.taken("nocto", mount.options) if mount else None,
+            "actimeo": MountOptions.taken("actimeo", mount.options) if mount else None,
             "read_ahead_kb": mount.read_ahead_kb if mount else None,
         }
         for knob, value in values.items():

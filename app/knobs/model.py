@@ -23,6 +23,7 @@ class Safety(StrEnum):
     CONNECTIVITY = "connectivity"  # may cut the network, the admin's SSH included
     MEMORY = "memory"  # costs RAM on the host
     SERVICE = "service"  # a wrong value stops or starves a service
+    COHERENCE = "cache-coherence"  # a client may see stale files another client changed
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from app.knobs.catalog import SPECS
 from app.knobs.deadman import fired_report, forget, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
-from app.knobs.targets import ExportSyncTarget, KernelFileTarget, ScratchMount, Target
+from app.knobs.targets import ExportOptionTarget, KernelFileTarget, ScratchMount, Target
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
 
@@ -38,9 +38,9 @@ def target_for(entry: JournalEntry) -> Target:
     """Rebuild the target a journal entry names, to read or restore it."""
     if entry.knob in ("nfsd_threads", "stripe_cache_size", "read_ahead_kb"):
         return KernelFileTarget(SPECS[entry.knob], entry.target)
-    if entry.knob == "export_sync":
+    if entry.knob in ("export_sync", "export_wdelay"):
         client, _, path = entry.target.partition(":")
-        return ExportSyncTarget(path, client)
+        return ExportOptionTarget(path, client, SPECS[entry.knob])
     if entry.knob == "mtu":
         return MtuTarget(entry.target)
     if entry.knob == "test_mount":
@@ -102,7 +102,7 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     conn = pool[entry.host]
     target = target_for(entry)
     steps: list[Step]
-    if isinstance(target, ExportSyncTarget):
+    if isinstance(target, ExportOptionTarget):
         await target.read(conn)  # learn the export's other options, then set the old mode
         steps = target.set_steps(entry.old_value)
     else:

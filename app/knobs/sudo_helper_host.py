@@ -15,7 +15,8 @@ nfs-tuner uses, with every argument checked:
   already exported, with options it already has plus sync/async and (no_)wdelay;
 - ``mkdir -p -m 0755 MP``, ``mount -t nfs -o OPTIONS SERVER:/PATH MP``,
   ``umount [-l] MP``, ``rmdir MP`` for nfs-tuner's own test mount points
-  (/mnt/nfs-tuner-*), NFS only, always nosuid,nodev, known mount options only;
+  (/mnt/nfs-tuner-*), NFS only, always nosuid,nodev, known mount options only
+  (cto/nocto without a value, actimeo in whole seconds up to 600);
 - ``ip link set dev IFACE mtu N`` for an interface that exists, and the MTU check's
   ``ping -n -c N -W N -M do -s SIZE ADDRESS``;
 - ``sync``; ``version``;
@@ -71,6 +72,11 @@ MOUNT_OPTIONS = frozenset((
     "sec", "lookupcache", "local_lock", "resvport", "noresvport", "sharecache", "nosharecache", "intr", "nointr",
     "nosuid", "nodev", "noexec", "fg", "bg", "retry", "lock", "nolock", "defaults",
 ))
+# Mount options that take no value, and those that take seconds (at most ACTIMEO_MAX)
+FLAG_OPTIONS = frozenset(("cto", "nocto"))
+SECONDS_OPTIONS = frozenset(("actimeo",))
+ACTIMEO_MAX = 600
+SECONDS = re.compile(r"[0-9]{1,3}")
 EXPORT_TOGGLES = frozenset(("sync", "async", "wdelay", "no_wdelay"))
 
 
@@ -137,6 +143,10 @@ def _mount_options(text):
         key, eq, value = opt.partition("=")
         if key not in MOUNT_OPTIONS or not OPTION_VALUE.fullmatch(value):
             raise Refused("mount option %r is not one nfs-tuner uses" % opt)
+        if key in FLAG_OPTIONS and eq:
+            raise Refused("mount option %s takes no value" % key)
+        if key in SECONDS_OPTIONS and not (SECONDS.fullmatch(value) and int(value) <= ACTIMEO_MAX):
+            raise Refused("mount option %s takes whole seconds from 0 to %d, got %r" % (key, ACTIMEO_MAX, value))
         options.append(opt)
     for forced in ("nosuid", "nodev"):  # a hostile export must not bring setuid files or devices
         if forced not in options:
@@ -167,7 +177,7 @@ def _export_command(options, target):
         raise Refused("%s is not exported to %s now: nfs-tuner only changes existing exports" % (path, client))
     for opt in options.split(","):
         if opt not in EXPORT_TOGGLES and opt not in current:
-            raise Refused("export option %r is neither sync/async/wdelay nor one %s already has" % (opt, target))
+            raise Refused("export option %r is neither sync/async/(no_)wdelay nor one %s already has" % (opt, target))
     return [_tool("exportfs"), "-o", options, target]
 
 

@@ -98,8 +98,9 @@ async def stripe_cache_cost(conn: HostConnection, md: str, value: int) -> tuple[
 
 
 @dataclass
-class ExportSyncTarget:
-    """sync/async of one export; re-exports that export only, keeping its other options."""
+class ExportOptionTarget:
+    """One two-way option of one export (sync/async, wdelay/no_wdelay: the spec's two choices, the
+    first Linux's default); re-exports that export only, keeping its other options."""
 
     path: str
     client: str
@@ -115,6 +116,10 @@ class ExportSyncTarget:
     def target(self) -> str:
         return f"{self.client}:{self.path}"
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(str(c) for c in self.spec.validity.choices)
+
     async def read(self, conn: HostConnection) -> Value:
         result = await conn.run(["exportfs", "-v"], sudo=True)
         entries = [e for e in parse_exportfs(result.stdout).value if e.path == self.path and e.client == self.client]
@@ -124,12 +129,16 @@ class ExportSyncTarget:
                 f"{len(parse_exportfs(result.stdout).value)} exports): check the export path and client"
             )
         self._options = entries[0].options
-        return "async" if entries[0].is_async else "sync"
+        return self.mode_of(self._options)
+
+    def mode_of(self, options: tuple[str, ...]) -> str:
+        """The mode ``options`` name: the second (not the default) only when they name it."""
+        return self.modes[1] if self.modes[1] in options else self.modes[0]
 
     def _with(self, mode: Value) -> str:
         if not self._options:
             raise KnobError(f"read the export {self.target} before changing it")
-        opts = [o for o in self._options if o not in ("sync", "async")]
+        opts = [o for o in self._options if o not in self.modes]
         return ",".join([str(mode), *opts])
 
     def set_steps(self, value: Value) -> list[Step]:
@@ -139,20 +148,34 @@ class ExportSyncTarget:
         return [Step(("exportfs", "-o", ",".join(self._options), self.target))]
 
 
+ExportSyncTarget = ExportOptionTarget  # its first use; the spec picks the option
+
+
+def export_wdelay(path: str, client: str) -> ExportOptionTarget:
+    return ExportOptionTarget(path, client, SPECS["export_wdelay"])
+
+
+ATTR_DEFAULTS = {"acregmin": 3, "acregmax": 60, "acdirmin": 30, "acdirmax": 60}  # the kernel shows only others
+
+
 @dataclass(frozen=True)
 class MountOptions:
     rsize: int | None = None
     wsize: int | None = None
     nfsvers: str | None = None
     nconnect: int | None = None
+    nocto: bool = False  # cto is the default: only nocto is written
+    actimeo: int | None = None
 
     def option_string(self) -> str:
         opts = []
         if self.nfsvers:
             opts.append(f"vers={self.nfsvers}")
-        for name in ("rsize", "wsize", "nconnect"):
+        for name in ("rsize", "wsize", "nconnect", "actimeo"):
             if (v := getattr(self, name)) is not None:
                 opts.append(f"{name}={int(v)}")
+        if self.nocto:
+            opts.append("nocto")
         return ",".join(opts or ["defaults"])
 
     @classmethod
@@ -162,7 +185,21 @@ class MountOptions:
             return int(v) if v is not None else None
 
         vers = values.get("nfsvers")
-        return cls(num("rsize"), num("wsize"), str(vers) if vers is not None else None, num("nconnect"))
+        return cls(num("rsize"), num("wsize"), str(vers) if vers is not None else None, num("nconnect"),
+                   str(values.get("nocto", "cto")) == "nocto", num("actimeo"))  # fmt: skip
+
+    @staticmethod
+    def taken(knob: str, negotiated: dict[str, str]) -> Value | None:
+        """A mount knob's value as the kernel took it, from the mount's options (``ScratchMount.taken_options``)."""
+        if knob == "nocto":
+            return "nocto" if "nocto" in negotiated else "cto"
+        if knob == "actimeo":  # actimeo sets all four; a mixed set (the kernel's defaults) reads as its range
+            texts = [negotiated.get(k, str(d)) for k, d in ATTR_DEFAULTS.items()]
+            if not all(t.isascii() and t.isdigit() for t in texts):
+                return None  # not what a kernel writes: unknown
+            times = [int(t) for t in texts]
+            return times[0] if len(set(times)) == 1 else f"{min(times)}–{max(times)}"
+        return negotiated.get("vers" if knob == "nfsvers" else knob)
 
 
 @dataclass

@@ -28,7 +28,7 @@ from app.recommend.goal_rule import config_latency, goal_claim, inverse_p99s, le
 from app.recommend.objectives import OBJECTIVES, objective_of
 from app.recommend.ranking import config_key, numbered, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
-from app.vocabulary import BYTES, config_text, figure_text, goal_text, latency_text, unit_of
+from app.vocabulary import BYTES, coherence_text, config_text, figure_text, goal_text, latency_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
@@ -228,6 +228,8 @@ def recommend_objective(
             best_sync = sync[0]
             async_gain = gain_of(candidates[config_key(best_sync.config)], candidates[chosen_key], confidence)
         warnings.append(ev.ASYNC_RISK)
+    if coherence := coherence_text(chosen.config):
+        warnings.append(coherence)
 
     tel = {k: combine([f.telemetry for f in g]) for k, g in candidates.items()}
     chosen_tel = tel.get(chosen_key)
@@ -249,6 +251,7 @@ def recommend_objective(
             ev.threads_sentence(chosen, base, gain, chosen_tel, base_tel),
             ev.stability_change(chosen, base, unit),
             ev.stripe_cache_sentence(chosen, base, chosen_tel, base_tel),
+            ev.wdelay_sentence(chosen, base),
         ):
             if sentence:
                 lines.append(sentence)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from app.recommend.model import CeilingShare, Ceilings, Layer
 from app.recommend.telemetry import TelemetryDigest
+from experiments.knee import Layers, threads_wait_on_disk
 
 LIMIT_SHARE = 0.85
 BUSY_DISK = 0.9
@@ -43,6 +44,15 @@ def _share(value: float, ceiling: float | None) -> float | None:
     return value / ceiling if ceiling else None
 
 
+def _threads_bound(server: TelemetryDigest) -> bool:
+    """A busy disk that holds about as many requests as nfsd has threads is waited on by every
+    thread, not full (experiments.knee's rule): the NFS path limits, not the disk."""
+    threads = server.nfsd_threads
+    if threads is None or threads != threads or threads < 1:  # unknown or NaN
+        return False
+    return bool(threads_wait_on_disk(Layers(disk_queue=server.disk_queue, nfsd_threads=round(threads))))
+
+
 def ceiling_share(
     objective: str, throughput_bps: float, ceilings: Ceilings, server: TelemetryDigest | None = None
 ) -> CeilingShare:
@@ -52,7 +62,7 @@ def ceiling_share(
             if s is not None and s >= LIMIT_SHARE]
     if near:
         return CeilingShare(net, disk, max(near, key=lambda x: x[0])[1])
-    if server is not None and server.disk_util is not None and server.disk_util >= BUSY_DISK:
+    if server is not None and server.disk_util is not None and server.disk_util >= BUSY_DISK and not _threads_bound(server):
         return CeilingShare(net, disk, Layer.SERVER_DISK)
     if net is None and disk is None:
         return CeilingShare(None, None, Layer.UNKNOWN)

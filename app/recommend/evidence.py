@@ -111,6 +111,17 @@ def stability_change(best: ConfigResult, baseline: ConfigResult, unit: str = BYT
             f"median CV {percent_text(a.median_cv)} → {percent_text(b.median_cv)}.")
 
 
+def wdelay_sentence(best: ConfigResult, baseline: ConfigResult) -> str | None:
+    """The export's write delay matters only where the server commits before it answers: say which it was."""
+    change = _changed(best, baseline, "export_wdelay")
+    if change is None:
+        return None
+    mode = str(best.config.get("export_sync", baseline.config.get("export_sync", "")))
+    where = {"sync": "this export is sync, so it counts", "async": "this export is async, so it changes little"}
+    return (f"{change_text('export_wdelay', *change)}: the write delay only matters on sync exports"
+            f"{'; ' + where[mode] if mode in where else ''}.")
+
+
 def stripe_cache_sentence(
     best: ConfigResult, baseline: ConfigResult, best_tel: TelemetryDigest | None, base_tel: TelemetryDigest | None
 ) -> str | None:

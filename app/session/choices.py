@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobSpec, Safety
-from app.sweep.spec import MOUNT_KNOBS, SWEEPABLE
+from app.sweep.spec import EXPORT_KNOBS, MOUNT_KNOBS, SWEEPABLE
 from app.vocabulary import WORKLOAD_WORDS, knob_value_text, knob_values_text, workload_label
 
 
@@ -30,7 +30,10 @@ class KnobChoice:
 
     @property
     def on_by_default(self) -> bool:
-        return self.spec.safety not in (Safety.DATA_RISK, Safety.CONNECTIVITY)
+        """Safe-enough knobs; not those that risk data, the link or coherence, nor the export's own options
+        (changing one re-exports it for every client that mounts it)."""
+        risky = (Safety.DATA_RISK, Safety.CONNECTIVITY, Safety.COHERENCE)
+        return self.spec.safety not in risky and self.spec.name not in EXPORT_KNOBS
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from app.facts.model import HostFacts
 from app.hosts import ConnectionRefused, UnknownHostKey
 from app.knobs.model import KnobError, Value
 from app.knobs.recovery import Pending
+from app.knobs.targets import MountOptions
 from app.runner import ClientWork, RunError, RunResult, TelemetryTarget
 from app.runner.baselines import DiskCeiling, TcpCeiling
 from app.runner.run import Engine, Monitor
@@ -39,9 +40,10 @@ from experiments.workloads import Telemetry, WorkloadSpec
 
 PHASED_S = 8.0  # simulated seconds a phased workload (small files, tree) takes
 SIM_PHASES = ("create", "stat", "read", "delete")
-SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync")
+SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync", "export_wdelay")
 TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
-           "export_sync": f"10.0.0.0/24:{world.EXPORT}", "mtu": "eth0"}  # fmt: skip
+           "export_sync": f"10.0.0.0/24:{world.EXPORT}", "export_wdelay": f"10.0.0.0/24:{world.EXPORT}",
+           "mtu": "eth0"}  # fmt: skip
 
 
 @dataclass
@@ -109,9 +111,9 @@ class SimulatedApplier:
             self.state.server[knob] = config[knob]
             out.effective[knob] = config[knob]
         await self.release_clients()
-        options = ",".join(f"{'vers' if k == 'nfsvers' else k}={config[k]}" for k in MOUNT_KNOBS if k in config)
+        options = MountOptions.from_values({k: config[k] for k in MOUNT_KNOBS if k in config}).option_string()
         for client in self.spec.clients:
-            self._clients.append(self.journal.apply(client, "test_mount", self.mount_point, "", options or "defaults"))
+            self._clients.append(self.journal.apply(client, "test_mount", self.mount_point, "", options))
             if "read_ahead_kb" in config:
                 self._clients.append(self.journal.apply(client, "read_ahead_kb", "/sys/class/bdi/0:99/read_ahead_kb",
                                                         world.TODAY["read_ahead_kb"], config["read_ahead_kb"]))
@@ -201,7 +203,7 @@ class SimulatedRunner:
                 tel = HostTelemetry(server, t, 1.0, disk_read_bps=0 if write else total_bps * 0.9,
                                     disk_write_bps=total_bps * 1.02 if write else 0, net_rx_bps=total_bps * 1.03,
                                     net_tx_bps=total_bps * 0.02, cpu_busy=0.3,
-                                    extra=self._pool_stats(configs, streams, batch, interval))  # fmt: skip
+                                    extra=self._server_extras(configs, workload.kind, streams, batch, interval))  # fmt: skip
                 tels = (tel, *(HostTelemetry(s.client, t, 1.0, net_rx_bps=s.throughput_bps, cpu_busy=0.1)
                                for s in batch if any(w.host == s.client for w in telemetry)))  # fmt: skip
                 result.telemetry += tels
@@ -231,15 +233,18 @@ class SimulatedRunner:
 
 
     @staticmethod
-    def _pool_stats(configs: Mapping[str, Mapping[str, Value]], streams: int, batch: Sequence[Sample],
-                    interval: float) -> dict[str, float]:  # fmt: skip
+    def _server_extras(configs: Mapping[str, Mapping[str, Value]], kind: str, streams: int, batch: Sequence[Sample],
+                       interval: float) -> dict[str, float]:  # fmt: skip
         """nfsd's pool_stats rates as the telemetry agent reports them: arrived, and woken for those
-        that found an idle thread (the rest waited for one)."""
+        that found an idle thread (the rest waited for one); the export device's utilisation and queue."""
         config = next(iter(configs.values()), world.TODAY)
         arrived = sum(s.ops for s in batch) / interval
+        util, queue = world.disk_figures(config, kind, arrived)
+        disk = f"disk.{world.EXPORT_DEVICE}"
         return {"nfsd.packets_arrived_per_s": arrived, "nfsd.sockets_enqueued_per_s": arrived,
                 "nfsd.threads_woken_per_s": arrived * (1.0 - world.waiting_share(config, streams)),
-                "nfsd.threads": float(config.get("nfsd_threads", world.TODAY["nfsd_threads"]))}  # fmt: skip
+                "nfsd.threads": float(config.get("nfsd_threads", world.TODAY["nfsd_threads"])),
+                f"{disk}.util": round(util, 4), f"{disk}.queue": round(queue, 3)}  # fmt: skip
 
 
 class SimulatedHosts:

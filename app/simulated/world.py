@@ -36,11 +36,13 @@ HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-
 TODAY: dict[str, Value] = {
     "nfsd_threads": 8, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
     "rsize": 1 << 20, "wsize": 1 << 20, "nfsvers": "4.2", "nconnect": 1, "read_ahead_kb": 128,
+    "export_wdelay": "wdelay", "nocto": "cto", "actimeo": "3–60",  # actimeo: the kernel's own range, not one value
 }  # fmt: skip
 BASE_BPS = {"seq_write": 62 * MB, "seq_read": 95 * MB, "rewrite": 55 * MB, "rand_read": 18 * MB,
             "rand_write": 14 * MB, "mixed": 16 * MB, "small_files": 9 * MB, "tree": 7 * MB,
             "dir_scaling": 5 * MB}  # fmt: skip
 WRITES = {"seq_write", "rewrite", "rand_write", "small_files", "tree", "dir_scaling"}
+METADATA = {"small_files", "tree", "dir_scaling"}  # many opens and GETATTRs: the client's caching shows
 
 
 def is_client(host: str) -> bool:
@@ -94,8 +96,25 @@ def _uncapped(config: Mapping[str, Value], workload: str) -> float:
     if workload in WRITES:
         f *= 0.85 + 0.15 * min(1.0, _num(config, "stripe_cache_size") / 4096)
         f *= 1.6 if str(config.get("export_sync", TODAY["export_sync"])) == "async" else 1.0
+        f *= _wdelay(config, workload)
+    if workload in METADATA:
+        f *= _caching(config)
     f *= 1.05 if _num(config, "mtu") >= 9000 else 1.0
     return BASE_BPS.get(workload, 50 * MB) * f
+
+
+def _wdelay(config: Mapping[str, Value], workload: str) -> float:
+    """no_wdelay: small independent writes on a sync export commit without waiting (a little faster)."""
+    synced = str(config.get("export_sync", TODAY["export_sync"])) == "sync"
+    small = workload in METADATA or workload == "rand_write"
+    return 1.04 if synced and small and str(config.get("export_wdelay", "wdelay")) == "no_wdelay" else 1.0
+
+
+def _caching(config: Mapping[str, Value]) -> float:
+    """nocto and a longer actimeo spare round trips to the server at opens and stats (a few per cent)."""
+    f = 1.06 if str(config.get("nocto", "cto")) == "nocto" else 1.0
+    seconds = config.get("actimeo")
+    return f * (1.0 + 0.05 * min(1.0, float(seconds) / 60)) if isinstance(seconds, int) else f
 
 
 STREAMS_PER_THREAD = 4  # streams the server keeps up with per nfsd thread before requests queue for one
@@ -115,6 +134,28 @@ def streams_bps(config: Mapping[str, Value], workload: str, jobs: int, streams: 
     x = server_load(config, streams)
     bent: float = (1.0 + x**KNEE_SHARPNESS) ** (-1.0 / KNEE_SHARPNESS)
     return min(per_stream * jobs * bent, LINK_BPS * 0.95)
+
+
+EXPORT_DEVICE = "md0"  # the export's block device, as the server's telemetry names it
+DISK_WAIT = 0.95  # share of an nfsd thread's time on an operation spent waiting on the export's disk
+
+
+def thread_seconds(config: Mapping[str, Value], workload: str) -> float:
+    """Seconds one nfsd thread spends on one operation: a thread keeps up with STREAMS_PER_THREAD
+    streams at their unhindered rate."""
+    stream_ops = _uncapped(config, workload) / IN_FLIGHT.get(workload, 1) / OP_BYTES.get(workload, 4096)
+    return 1.0 / (STREAMS_PER_THREAD * stream_ops)
+
+
+def disk_figures(config: Mapping[str, Value], workload: str, ops_per_s: float) -> tuple[float, float]:
+    """The export device's (utilisation, average requests in flight) while the server handles ``ops_per_s``,
+    as diskstats' io_ticks and weighted time give them. Each busy thread (Little's law, at most every
+    thread) holds one request at the disk DISK_WAIT of its time; the device, serving them all at once,
+    is idle only while no thread is on it. Few threads: every one waits on the disk, the queue near
+    the thread count; many: the disk is as "busy" with a queue far below it."""
+    threads = max(_num(config, "nfsd_threads"), 1.0)
+    queue = min(max(ops_per_s, 0.0) * thread_seconds(config, workload), threads) * DISK_WAIT
+    return 1.0 - (1.0 - queue / threads) ** threads, queue
 
 
 FLAT_KNEE_ENTRIES = 150_000  # entries where one simulated directory's create rate has halved

@@ -18,6 +18,7 @@ from typing import Any
 from app.snippets import nfs_files, udev_rules
 from app.snippets import quoting as q
 from app.snippets.model import Knobs, Snippet, SnippetContext
+from app.vocabulary import coherence_text
 
 
 def _s(value: str) -> str:
@@ -103,13 +104,16 @@ def playbook(config: Knobs, ctx: SnippetContext) -> str:
     head = [f"# nfs-tuner: apply the measured NFS configuration{session}",
             "# ansible-playbook -i INVENTORY nfs-tuner.yml   (needs the ansible.posix collection)",
             "# rsize/wsize/nconnect change only on a fresh mount: umount the clients' mount first if it is up.",
+            *(f"# {caveat}" for caveat in [coherence_text(config)] if caveat),
             "---"]
     return "\n".join([*head, *server_play(config, ctx), "", *client_play(config, ctx)]) + "\n"
 
 
 def ansible_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
-    safety = nfs_files.ASYNC_SAFETY if str(config.get("export_sync", "sync")) == "async" else (
+    is_async = str(config.get("export_sync", "sync")) == "async"
+    risks = [r for r in (nfs_files.ASYNC_SAFETY if is_async else "", coherence_text(config)) if r]
+    safety = " ".join(risks) or (
         "Run with --check --diff first. It changes /etc/exports, fstab and udev rules and applies "
         "the values at once; MTU is not in it (a wrong MTU can cut the SSH session).")
     return [Snippet("ansible", "Ansible playbook (server and clients)", "nfs-tuner.yml",
-                    playbook(config, ctx), safety, "admin", risky=safety == nfs_files.ASYNC_SAFETY)]
+                    playbook(config, ctx), safety, "admin", risky=bool(risks))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.snippets import quoting as q
 from app.snippets.model import Knobs, Snippet, SnippetContext
+from app.vocabulary import coherence_text
 
 NFS_CONF_DROPIN = "/etc/nfs.conf.d/nfs-tuner.conf"  # nfs-utils ≥ 2.5 reads /etc/nfs.conf.d/*.conf
 
@@ -18,12 +19,20 @@ def mount_options(config: Knobs, ctx: SnippetContext) -> list[str]:
     opts: list[str] = []
     if "nfsvers" in config:
         opts.append(f"vers={config['nfsvers']}")
-    for knob in ("rsize", "wsize", "nconnect"):
+    for knob in ("rsize", "wsize", "nconnect", "actimeo"):
         if knob in config:
             opts.append(f"{knob}={int(config[knob])}")
-    measured = {o.split("=", 1)[0] for o in opts} | {"nfsvers"}
+    if "nocto" in config:  # cto is the default; either is written, so the admin's own choice is replaced
+        opts.append(_nocto(config["nocto"]))
+    measured = {o.split("=", 1)[0] for o in opts} | {"nfsvers", "cto", "nocto"}
     opts += [o for o in ctx.mount_options if o.split("=", 1)[0] not in measured]
     return [q.option(o) for o in opts]
+
+
+def _nocto(value: object) -> str:
+    if str(value) not in ("cto", "nocto"):
+        raise ValueError(f"nocto must be cto or nocto, got {value!r}")
+    return str(value)
 
 
 def fstab_line(config: Knobs, ctx: SnippetContext) -> str:
@@ -37,7 +46,14 @@ def export_options(config: Knobs, ctx: SnippetContext) -> list[str]:
     mode = str(config.get("export_sync", "sync"))
     if mode not in ("sync", "async"):
         raise ValueError(f"export_sync must be sync or async, got {mode!r}")
-    others = [q.option(o) for o in ctx.export_options if o not in ("sync", "async")]
+    others = [q.option(o) for o in ctx.export_options if o not in ("sync", "async", "wdelay", "no_wdelay")]
+    if "export_wdelay" in config:
+        delay = str(config["export_wdelay"])
+        if delay not in ("wdelay", "no_wdelay"):
+            raise ValueError(f"export_wdelay must be wdelay or no_wdelay, got {delay!r}")
+        others.append(delay)
+    else:  # the admin's own, kept
+        others += [q.option(o) for o in ctx.export_options if o in ("wdelay", "no_wdelay")]
     return [*others[:1], mode, *others[1:]] if others else [mode]
 
 
@@ -57,15 +73,29 @@ def nfs_conf(config: Knobs) -> str:
     return "\n".join(lines) + "\n"
 
 
+WDELAY_NOTE = "wdelay/no_wdelay only matters on a sync export: on an async one the server does not wait anyway."
+FSTAB_STEP = ("rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
+              "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
+              "connection to the server: every mount of that server shares the first mount's.")
+
+
+def fstab_snippet(config: Knobs, ctx: SnippetContext) -> Snippet:
+    """The fstab line; with nocto or a long actimeo its cache-coherence caveat beside it, as a comment too."""
+    line = fstab_line(config, ctx) + "\n"
+    caveat = coherence_text(config)
+    if not caveat:
+        return Snippet("fstab", "Client mount (/etc/fstab line)", "/etc/fstab", line, FSTAB_STEP, "client")
+    return Snippet("fstab", "Client mount (/etc/fstab line)", "/etc/fstab", f"# nfs-tuner: {caveat}\n{line}",
+                   f"{caveat} {FSTAB_STEP}", "client", risky=True)
+
+
 def nfs_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
     is_async = str(config.get("export_sync", "sync")) == "async"
     out = [
-        Snippet("fstab", "Client mount (/etc/fstab line)", "/etc/fstab", fstab_line(config, ctx) + "\n",
-                "rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
-                "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
-                "connection to the server: every mount of that server shares the first mount's.", "client"),
+        fstab_snippet(config, ctx),
         Snippet("exports", "Export (/etc/exports line)", "/etc/exports", exports_line(config, ctx) + "\n",
-                ASYNC_SAFETY if is_async else "Replace the existing line for this path, then run `exportfs -ra`.",
+                ASYNC_SAFETY if is_async else "Replace the existing line for this path, then run `exportfs -ra`."
+                + (f" {WDELAY_NOTE}" if "export_wdelay" in config else ""),
                 "server", risky=is_async),
     ]
     if "nfsd_threads" in config or "nfsvers" in config:

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
+from app.knobs.catalog import SPECS
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
-from app.knobs.targets import ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
+from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
 from app.knobs.transport import check_mtu, mount_transport, nfs_connections, other_mounts_of
 from app.sweep.host_side import Applying
-from app.sweep.spec import MOUNT_KNOBS, SweepSpec
+from app.sweep.spec import EXPORT_KNOBS, MOUNT_KNOBS, SweepSpec
 
 
 class ConfigApplier:
@@ -49,10 +50,10 @@ class ConfigApplier:
             if not self.md:
                 raise KnobError(f"stripe_cache_size needs an md RAID array under {self.spec.export}; there is none")
             return stripe_cache(self.md)
-        if knob == "export_sync":
+        if knob in EXPORT_KNOBS:
             if not self.export_client:
                 raise KnobError(f"{self.spec.server} does not export {self.spec.export}")
-            return ExportSyncTarget(self.spec.export, self.export_client)
+            return ExportOptionTarget(self.spec.export, self.export_client, SPECS[knob])
         raise KnobError(f"{knob} is not a server knob")
 
     async def _revert(self, items: list[Applied]) -> None:
@@ -75,6 +76,17 @@ class ConfigApplier:
         self._server[knob] = (value, applied)
         out.effective[knob] = applied[-1].effective if applied else value
         out.notes += [n for a in applied for n in a.notes]
+
+    async def _export(self, config: Mapping[str, Value], out: Applying) -> None:
+        """The export's options: each restores the whole option list it read, so when one changes, all
+        held are put back (the last applied first) and applied again in order."""
+        if any(k in self._server and k in config and str(self._server[k][0]) != str(config[k]) for k in EXPORT_KNOBS):
+            for knob in reversed(EXPORT_KNOBS):
+                if (held := self._server.pop(knob, None)) is not None:
+                    await self._revert(held[1])
+        for knob in EXPORT_KNOBS:
+            if knob in config:
+                await self._server_knob(knob, config[knob], out)
 
     async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
@@ -101,8 +113,7 @@ class ConfigApplier:
             out.effective.setdefault("read_ahead_kb", ra.effective)
         for knob in MOUNT_KNOBS:
             if knob in config:
-                key = "vers" if knob == "nfsvers" else knob
-                out.effective.setdefault(knob, out.negotiated[client].get(key))
+                out.effective.setdefault(knob, MountOptions.taken(knob, out.negotiated[client]))
 
     async def _address(self, client: str) -> str:
         if client not in self._addresses:
@@ -123,9 +134,10 @@ class ConfigApplier:
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
         out = Applying()
-        for knob in ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync"):
+        for knob in ("mtu", "nfsd_threads", "stripe_cache_size"):
             if knob in config:
                 await self._server_knob(knob, config[knob], out)
+        await self._export(config, out)
         for client in self.spec.clients:
             await self._client(client, config, out)
         return out

@@ -26,8 +26,9 @@ PHASED = {"small_files", "tree", "dir_scaling"}
 SWEEPABLE = LOOPING | PHASED
 PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 10_000}}  # a trial's size, not a study's
 STUDY_S_PER_ENTRY = 0.01  # a directory study's trial counts as stuck past this per entry (create + delete)
-SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync")
-MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect")
+SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync", "export_wdelay")
+EXPORT_KNOBS = ("export_sync", "export_wdelay")  # options of the one export: applied in this order
+MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect", "nocto", "actimeo")
 CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
 
 

@@ -21,7 +21,7 @@ from app.store import Store
 from app.store.records import JournalEntry
 from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Journal, Prepared
-from app.sweep.spec import SweepSpec
+from app.sweep.spec import EXPORT_KNOBS, SweepSpec
 
 ANSWER_S = 10.0  # a host that cannot run `true` in this long has stopped answering
 PINNED = ("mtu", "nconnect")  # knobs a client's other mount of the server pins to its own connection
@@ -60,7 +60,7 @@ class SshHosts:
         devices = await export_devices(server, spec.export)
         md = next((d for d in devices if d.startswith("md")), None)
         export_client = None
-        if "export_sync" in spec.plan.knobs:
+        if any(k in spec.plan.knobs for k in EXPORT_KNOBS):
             listing = await server.run(["exportfs", "-v"], sudo=True)
             export_client = next((e.client for e in parse_exportfs(listing.stdout).value if e.path == spec.export), None)
         path = await path_info(self.pool, spec.server, spec.address, spec.clients)

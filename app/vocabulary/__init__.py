@@ -54,6 +54,7 @@ from app.vocabulary.fairness import (
 from app.vocabulary.goals import GOAL_TITLES, goal_text
 from app.vocabulary.knobs import (
     change_text,
+    coherence_text,
     config_text,
     held_text,
     knob_label,
@@ -75,7 +76,7 @@ from app.vocabulary.workloads import (
 
 __all__ = [
     "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
-    "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
+    "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
     "fairness_sentences", "late_text", "lowest_text",
     "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.knobs.catalog import SPECS
+from app.knobs.catalog import ONE_WRITER, SPECS
 from app.knobs.values import BadValue, parse_value
 from app.vocabulary.figures import MISSING
 from app.vocabulary.stored import data_text
@@ -69,3 +69,14 @@ def transition_text(knob: str, old: Any, new: Any) -> str:
 def change_text(knob: str, old: Any, new: Any) -> str:
     """'nfsd_threads 8 → 64'."""
     return f"{knob} {transition_text(knob, old, new)}"
+
+
+def coherence_text(config: Mapping[str, Any]) -> str:
+    """What ``config``'s client caching risks, or "" when it risks nothing: nocto, and an actimeo above 0."""
+    risks = []
+    if str(config.get("nocto", "cto")) == "nocto":
+        risks.append("with nocto a client may not see another client's changes when it opens a file")
+    seconds = config.get("actimeo")
+    if isinstance(seconds, int | str) and str(seconds).isdigit() and int(seconds) > 0:
+        risks.append(f"with actimeo={int(seconds)} file sizes and times may be up to {int(seconds)} s stale")
+    return f"Cache coherence: {'; '.join(risks)}. {ONE_WRITER}" if risks else ""

@@ -41,7 +41,7 @@ def test_mountstats_gives_rtt_and_retransmissions_per_interval() -> None:
 
 def test_proc_parsers() -> None:
     disk = agent.parse_diskstats("   8       0 sda 10 0 400 5 20 0 800 9 0 30 14 0 0 0 0\n 8 1 sda1 1 2\n")
-    assert disk == {"sda": (400, 800, 30)}
+    assert disk == {"sda": (400, 800, 30, 14)}  # field 14, weighted ms doing I/O, now read too
     net = agent.parse_net_dev("Inter-| hdr\n face |x\n  eth0: 1000 5 0 0 0 0 0 0 2000 6 0 0 0 0 0 0\n")
     assert net == {"eth0": (1000, 2000)}
     busy, total, iowait = agent.parse_cpu("cpu  10 0 10 70 10 0 0 0 0 0\ncpu0 1 1 1 1\n")
@@ -49,6 +49,48 @@ def test_proc_parsers() -> None:
     pools = agent.parse_pool_stats("# pool packets-arrived sockets-enqueued threads-woken threads-timedout\n0 100 4 96 0\n1 50 1 49 0\n")
     assert pools == {"packets_arrived": 150, "sockets_enqueued": 5, "threads_woken": 145, "threads_timedout": 0}
     assert agent.parse_pool_stats("garbage") == {}
+
+
+DISKSTATS = "   9       0 md0 {r} 0 {r}0 0 0 0 0 0 0 {io} {w} 0 0 0 0\n 253 2 dm-2 5 0 40 0 0 0 0 0 0 {io} {w}\n"
+SHORT = "   8       0 sdz 1 0 8 0 0 0 0 0 0 {io}\n"  # a kernel that gives fewer fields: no weighted time
+
+
+def _telemetry_delta(before: str, after: str, dt: float) -> dict[str, float]:
+    """The extras of one telemetry line between two /proc/diskstats readings ``dt`` seconds apart."""
+    tel = agent.Telemetry.__new__(agent.Telemetry)
+    tel.devices, tel.nics, tel.mounts = ["md0", "dm-2", "sdz"], [], []
+    snap = {"net": {}, "cpu": (0, 0, 0), "pool": {}, "threads": "", "mounts": {}}
+    a = {**snap, "disk": agent.parse_diskstats(before), "t": 10.0}
+    b = {**snap, "disk": agent.parse_diskstats(after), "t": 10.0 + dt}
+    extra: dict[str, float] = agent.Telemetry.delta(tel, a, b, dt)["extra"]
+    return extra
+
+
+def test_telemetry_gives_each_disks_queue_beside_its_utilisation() -> None:
+    # 500 ms of wall time: the device had a request in flight 485 ms of it (97 %) and 950 request-ms
+    # of weighted time, so 1.9 requests in flight on average, which io_ticks' 97 % cannot tell apart from 30
+    extra = _telemetry_delta(
+        DISKSTATS.format(r=100, io=1000, w=5000) + SHORT.format(io=7),
+        DISKSTATS.format(r=150, io=1485, w=5950) + SHORT.format(io=8),
+        0.5,
+    )
+    assert extra["disk.md0.util"] == 0.97 and extra["disk.md0.queue"] == 1.9
+    assert extra["disk.dm-2.queue"] == 1.9 and "disk.sdz.queue" not in extra and extra["disk.sdz.util"] == 0.002
+    # the weighted counter went backwards (the device was removed and came back): no queue that interval
+    reset = _telemetry_delta(DISKSTATS.format(r=100, io=1000, w=5000), DISKSTATS.format(r=150, io=1485, w=40), 0.5)
+    assert "disk.md0.queue" not in reset and reset["disk.md0.util"] == 0.97
+
+
+def test_the_disk_queue_is_the_same_under_python_36() -> None:
+    code = ("import json,sys;sys.path.insert(0,'experiments');import agent;"
+            "t=agent.Telemetry.__new__(agent.Telemetry);t.devices,t.nics,t.mounts=['md0'],[],[];"
+            "s={'net':{},'cpu':(0,0,0),'pool':{},'threads':'','mounts':{}};"
+            "a=dict(s,disk=agent.parse_diskstats(sys.argv[1]),t=1.0);b=dict(s,disk=agent.parse_diskstats(sys.argv[2]),t=1.5);"
+            "print(json.dumps(t.delta(a,b,0.5)['extra']))")  # fmt: skip
+    before, after = DISKSTATS.format(r=100, io=1000, w=5000), DISKSTATS.format(r=150, io=1485, w=5950)
+    for py in PYTHONS:
+        out = subprocess.run([py, "-c", code, before, after], capture_output=True, text=True, check=True, timeout=60)
+        assert json.loads(out.stdout) == {"disk.md0.util": 0.97, "disk.md0.queue": 1.9}
 
 
 def test_synthetic_tree_is_deterministic_and_nested() -> None:

@@ -31,7 +31,7 @@ from app.hosts.remote_args import UnsafeValue
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobError, write_file
 from app.knobs.network import MtuTarget, resolve_address, route_to
-from app.knobs.targets import ExportSyncTarget, KernelFileTarget, ScratchMount
+from app.knobs.targets import ExportSyncTarget, KernelFileTarget, ScratchMount, export_wdelay
 from app.session.plan import PlanChoices, PlanError, Where, build_spec, plan_problems
 from app.store.errors import StoreError
 
@@ -112,7 +112,8 @@ def test_an_unknown_knob_lists_the_known_ones(capsys: pytest.CaptureFixture[str]
     ("mtu=1e400", "mtu"), ("rsize=32K,-1", "rsize"), ("read_ahead_kb=inf", "read_ahead_kb"),
     ("rsize", "write NAME=V1,V2"), ("=8", "write NAME=V1,V2"), ("rsize=", "rsize"),
     ("nfsvers=4.0", "nfsvers"), ("export_sync=maybe", "export_sync"), ("nfsd_threads=0", "nfsd_threads"),
-    ("-oremount=1", "unknown knob"), ("rsize=32K;reboot", "rsize"),
+    ("-oremount=1", "unknown knob"), ("rsize=32K;reboot", "rsize"), ("nocto=on", "nocto"), ("nocto=nocto,1", "nocto"),
+    ("actimeo=601", "actimeo"), ("actimeo=30s", "actimeo"), ("actimeo=-1", "actimeo"), ("export_wdelay=yes", "export_wdelay"),
 ])  # fmt: skip
 def test_a_knob_value_that_is_not_one_the_knob_takes_is_refused(
     capsys: pytest.CaptureFixture[str], knob: str, words: str
@@ -296,7 +297,8 @@ def test_a_hostile_name_never_reaches_getent() -> None:
     lambda: ScratchMount("-oremount,bind", "/srv/nfs", "/mnt/t"), lambda: ScratchMount("srv", "-x", "/mnt/t"),
     lambda: ScratchMount("srv", "/srv/nfs", "-t"), lambda: ScratchMount("", "", "relative"),
     lambda: ExportSyncTarget("/srv/nfs", "-oX"), lambda: ExportSyncTarget("-x", "*"),
-    lambda: ExportSyncTarget("/srv/nfs", "a b"), lambda: MtuTarget("-x"), lambda: MtuTarget("eth0; reboot"),
+    lambda: ExportSyncTarget("/srv/nfs", "a b"), lambda: export_wdelay("/srv/nfs", "-oX"), lambda: export_wdelay("-x", "*"),
+    lambda: MtuTarget("-x"), lambda: MtuTarget("eth0; reboot"),
     lambda: KernelFileTarget(SPECS["nfsd_threads"], "-x"), lambda: write_file("--help", 1),
 ])  # fmt: skip
 def test_targets_refuse_option_like_words_whoever_gave_them(make: Callable[[], object]) -> None:

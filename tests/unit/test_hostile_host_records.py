@@ -23,7 +23,15 @@ from app.facts import build_host_facts
 from app.facts.script import MARKER
 from app.hosts import UnreadableReply
 from app.recommend.telemetry import ARRIVED, WOKEN, digest_mapping
-from experiments.agent_protocol import MAX_INTERVAL_S, MAX_LINE, AgentNotice, AgentStream, AgentSummary, IntervalAggregator
+from experiments.agent_protocol import (
+    MAX_INTERVAL_S,
+    MAX_LINE,
+    MAX_QUEUE,
+    AgentNotice,
+    AgentStream,
+    AgentSummary,
+    IntervalAggregator,
+)
 from experiments.fio import parse_fio_json
 from experiments.fio_status import MAX_GAP_S, FioStatusSampler, FioStatusStream, job_errors
 from experiments.record_fields import BadRecord, count, finite, loads
@@ -155,6 +163,25 @@ def test_telemetry_extras_must_be_finite_and_a_counter_that_went_back_is_dropped
     (tel,) = stream.feed(_line({**base, "extra": {ARRIVED: 100.0, WOKEN: -400.0}}))
     assert isinstance(tel, HostTelemetry) and tel.extra == {ARRIVED: 100.0}
     assert stream.garbage_count == 4
+
+
+@pytest.mark.parametrize("value", [*(v for v in BAD_NUMBERS if v != 1.5), -0.5, MAX_QUEUE * 1.01], ids=repr)  # 1.5: a queue
+def test_a_disk_queue_that_is_not_a_bounded_non_negative_number_is_garbage(value: Any) -> None:
+    # the agent sends a disk's queue as requests in flight, never below 0 (it skips a reset counter):
+    # anything else is not its figure, and the whole line is counted as garbage, not half-read
+    stream = AgentStream("srv")
+    base = {"type": "telemetry", "t": 5.0, "interval": 1.0, "cpu_busy": 0.5}
+    assert stream.feed(_line({**base, "extra": {"disk.md0.util": 0.97, "disk.md0.queue": value}})) == []
+    assert stream.garbage_count == 1 and "disk.md0.queue" in stream.garbage[0]
+    (tel,) = stream.feed(_line({**base, "extra": {"disk.md0.util": 0.97, "disk.md0.queue": 1.9, "disk.sda.queue": 0}}))
+    assert isinstance(tel, HostTelemetry) and tel.extra == {"disk.md0.util": 0.97, "disk.md0.queue": 1.9, "disk.sda.queue": 0.0}
+    _still_reads(stream)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -3.0, True, "12", None], ids=repr)
+def test_a_stored_disk_queue_that_is_not_a_count_of_requests_is_not_evidence(value: Any) -> None:
+    digest = digest_mapping({"extra": {"disk.md0.util": 0.97, "disk.md0.queue": value}})
+    assert digest.disk_util == 0.97 and digest.disk_queue is None
 
 
 @settings(max_examples=300, deadline=None)

@@ -12,23 +12,28 @@ import pytest
 from app.commands.sweep import check_choices, choices_from_args
 from app.cli import parse
 from app.knobs.catalog import SPECS
+from app.knobs.model import Value
 from app.knobs.values import MAX_TEXT, BadValue, parse_value, parse_values
 from app.session.plan import PlanChoices, plan_problems
 from app.vocabulary import knob_value_text
 
 TEXTS = ("128", "4K", "1M", "1MiB", "32k", "0x1000", "-1", "+8", "", " ", "nan", "inf", "-inf", "1e400", "1e3",
-         "4.2", "3", "sync", "ASYNC", "1" * 40, "9" * 23, "٣", "8 16", "8;rm -rf /", "1K1", "4KB", "2G")  # fmt: skip
+         "4.2", "3", "sync", "ASYNC", "1" * 40, "9" * 23, "٣", "8 16", "8;rm -rf /", "1K1", "4KB", "2G", "NOCTO",
+         "no_wdelay", "601")  # fmt: skip
 
 # What each knob accepts among TEXTS; every other text is refused.
-ACCEPTED = {
-    "nfsd_threads": {"128": 128, "+8": 8, "3": 3},
+ACCEPTED: dict[str, dict[str, Value]] = {
+    "nfsd_threads": {"128": 128, "+8": 8, "3": 3, "601": 601},
     "export_sync": {"sync": "sync", "ASYNC": "async"},
-    "stripe_cache_size": {"128": 128},
+    "export_wdelay": {"no_wdelay": "no_wdelay"},
+    "stripe_cache_size": {"128": 128, "601": 601},
     "rsize": {"4K": 4096, "1M": 1 << 20, "1MiB": 1 << 20, "32k": 32768, "4KB": 4096},
     "wsize": {"4K": 4096, "1M": 1 << 20, "1MiB": 1 << 20, "32k": 32768, "4KB": 4096},
     "nfsvers": {"4.2": "4.2", "3": "3"},
     "nconnect": {"+8": 8, "3": 3},
-    "read_ahead_kb": {"128": 128, "4K": 4, "1M": 1024, "1MiB": 1024, "32k": 32, "+8": 8, "3": 3, "4KB": 4},
+    "nocto": {"NOCTO": "nocto"},
+    "actimeo": {"128": 128, "+8": 8, "3": 3},
+    "read_ahead_kb": {"128": 128, "4K": 4, "1M": 1024, "1MiB": 1024, "32k": 32, "+8": 8, "3": 3, "4KB": 4, "601": 601},
     "mtu": {"4K": 4096, "4KB": 4096},
 }
 

@@ -20,7 +20,7 @@ from tests.unit.study_hosts import cancel_then_resume, simulated_study_hosts, st
 from app.sweep.ladder import ladder_steps
 
 STEP_KEYS = {"trial", "streams_per_client", "clients", "load", "throughput_bps", "p50_ms", "p99_ms", "layers", "reason"}
-LAYER_KEYS = {"nfsd_waiting", "server_cpu", "disk_util", "nic_util", "client_cpu"}
+LAYER_KEYS = {"nfsd_waiting", "server_cpu", "disk_util", "disk_queue", "nfsd_threads", "nic_util", "client_cpu"}
 
 
 def ladder_args(db: Path, *extra: str) -> list[str]:
@@ -57,6 +57,11 @@ def test_the_knee_moves_with_nfsd_threads(hosts: SimulatedHosts, tmp_path: Path,
     # two threads: nfsd saturates early, requests wait for a thread; 32: the clients' links fill first, much later
     assert few["knee"]["layer"] == "nfsd" and few["knee"]["figure"] > 0.5
     assert many["knee"]["layer"] == "nic"
+    # the simulated disk's second witness agrees: at 2 threads it is busy and holds ~one request per thread;
+    # at 32 it reads as busy too (io_ticks) but holds far fewer than the threads, so the full links are named
+    at_few, at_many = few["steps"][few["knee"]["step"]]["layers"], many["steps"][many["knee"]["step"]]["layers"]
+    assert at_few["nfsd_threads"] == 2 and at_few["disk_util"] > 0.9 and at_few["disk_queue"] >= 0.75 * 2
+    assert at_many["nfsd_threads"] == 32 and at_many["disk_util"] > 0.9 and at_many["disk_queue"] < 0.75 * 32
     assert few["knee"]["load"] < many["knee"]["load"]
     assert max(s["throughput_bps"] for s in few["steps"]) < 0.5 * max(s["throughput_bps"] for s in many["steps"])
     assert few["sentence"].startswith(f"Knee at {few['knee']['load']} streams") and "nfsd threads" in few["sentence"]

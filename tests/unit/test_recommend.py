@@ -227,3 +227,19 @@ def test_saved_recommendation_is_plain_json(store: Store) -> None:
 )
 def test_objective_of(workload: Any, objective: str | None) -> None:
     assert objective_of(workload) == objective
+
+
+def test_a_busy_disk_held_by_every_nfsd_thread_is_not_named_the_limit() -> None:
+    """The lab's contention profile: the disk reads 97 % busy at 2 threads with 1.9 requests in
+    flight, and serves 20× more at 32 threads: the threads limit. A queue far below the threads:
+    the disk does."""
+    from app.recommend.ceilings import ceiling_share
+    from app.recommend.telemetry import TelemetryDigest
+
+    ceilings = Ceilings(network_per_client_bps=1000 * MB, disk_read_bps=4000 * MB)
+    bound = TelemetryDigest(disk_util=0.97, disk_queue=1.9, nfsd_threads=2)
+    assert ceiling_share("rand_read", 0.4 * MB, ceilings, bound).layer == Layer.NFS_CPU
+    full = TelemetryDigest(disk_util=0.97, disk_queue=12, nfsd_threads=64)
+    assert ceiling_share("rand_read", 0.4 * MB, ceilings, full).layer == Layer.SERVER_DISK
+    unknown = TelemetryDigest(disk_util=0.97)  # older sessions: the busy share alone, as before
+    assert ceiling_share("rand_read", 0.4 * MB, ceilings, unknown).layer == Layer.SERVER_DISK

@@ -64,6 +64,7 @@ SAFETY_TEXT = {
     Safety.MEMORY: "costs memory on the host",
     Safety.SERVICE: "a wrong value starves a service",
     Safety.CONNECTIVITY: "may cut the connection",
+    Safety.COHERENCE: "clients may see stale files",
     Safety.DATA_RISK: "may lose data on a crash",
 }
 
