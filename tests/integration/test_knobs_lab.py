@@ -13,7 +13,9 @@ from app.hosts import HostPool, SshSettings
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import InvalidValue, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
-from app.knobs.targets import ABSENT, ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads, readahead, stripe_cache
+from app.knobs.catalog import SPECS
+from app.knobs.targets import (ABSENT, ExportOptionTarget, ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads,
+                                readahead, stripe_cache)  # fmt: skip
 from app.store import JournalState, Store
 from tests.conftest import LabHandle
 
@@ -79,6 +81,46 @@ def test_export_sync_async_round_trip(lab: LabHandle, tmp_path: Path) -> None:
                 await journal.close()
                 assert await fresh_read(settings, "lab-server", check.read) == "sync"
                 assert "no_root_squash" in check._options
+
+    run(scenario())
+
+
+def test_export_wdelay_round_trip_keeps_sync_and_the_other_options(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        def wdelay() -> ExportOptionTarget:
+            return ExportOptionTarget("/srv/nfs", "10.213.7.0/24", SPECS["export_wdelay"])
+
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                assert await wdelay().read(pool["lab-server"]) == "wdelay"
+                journal = ChangeJournal(store, pool)
+                await journal.apply("lab-server", wdelay(), "no_wdelay")
+                check = wdelay()
+                assert await fresh_read(settings, "lab-server", check.read) == "no_wdelay"
+                assert {"sync", "no_root_squash", "rw"} <= set(check._options)
+                await journal.close()
+                assert await fresh_read(settings, "lab-server", check.read) == "wdelay"
+                assert "no_wdelay" not in lab.run("lab-server", "exportfs -v").stdout
+
+    run(scenario())
+
+
+def test_nocto_and_actimeo_reach_the_test_mount_and_go_with_it(lab: LabHandle, tmp_path: Path) -> None:
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        mount = ScratchMount("lab-server", "/srv/nfs", "/mnt/nfs-tuner-coherence")
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                journal = ChangeJournal(store, pool)
+                await journal.apply("lab-client1", mount, MountOptions(nocto=True, actimeo=60).option_string())
+                neg = await fresh_read(settings, "lab-client1", mount.negotiated)
+                assert "nocto" in neg and all(neg.get(k) == "60" for k in ("acregmin", "acregmax", "acdirmin", "acdirmax"))
+                assert "nocto" not in lab.run("lab-client1", "findmnt -n -o OPTIONS /mnt/lab").stdout  # the admin's mount
+                await journal.close()
+                assert await fresh_read(settings, "lab-client1", mount.read) == ABSENT
 
     run(scenario())
 
