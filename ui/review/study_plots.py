@@ -91,11 +91,19 @@ def right_view(plot: pg.PlotWidget) -> pg.ViewBox:
     view = pg.ViewBox(enableMenu=False)
     view.setMouseEnabled(x=False, y=False)
     item.showAxis("right")
-    item.scene().addItem(view)
+    # A child of the plot item, not a loose scene item: Qt then deletes it with the plot, once
+    # (a view added to the scene alone was freed twice when a window went: a segfault in GC).
+    view.setParentItem(item)
     item.getAxis("right").linkToView(view)
     item.getAxis("right").setGrid(False)  # the left axis's grid is the one: two would cross
     view.setXLink(item)
-    item.vb.sigResized.connect(lambda *_: view.setGeometry(item.vb.sceneBoundingRect()))
+    main = item.vb
+
+    def follow(*_: object) -> None:
+        view.setGeometry(main.geometry())  # both in the plot item's coordinates
+
+    main.sigResized.connect(follow)
+    follow()
     return view
 
 
