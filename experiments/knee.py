@@ -124,6 +124,15 @@ def _over(figure: float | None, threshold: float) -> bool:
     return figure is not None and math.isfinite(figure) and figure > threshold
 
 
+def thread_count(value: object) -> int | None:
+    """A thread count: a positive whole number (a knob's value may be text, a digest's an average), else None."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, float) and math.isfinite(value):
+        value = round(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def threads_wait_on_disk(layers: Layers) -> bool | None:
     """Whether the disk's queue is bounded by nfsd's threads (≥ THREADS_BOUND of them); None: a figure unknown."""
     queue, threads = layers.disk_queue, layers.nfsd_threads

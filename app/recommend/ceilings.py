@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from app.recommend.model import CeilingShare, Ceilings, Layer
 from app.recommend.telemetry import TelemetryDigest
-from experiments.knee import Layers, threads_wait_on_disk
+from experiments.knee import Layers, thread_count, threads_wait_on_disk
 
 LIMIT_SHARE = 0.85
 BUSY_DISK = 0.9
@@ -47,10 +47,7 @@ def _share(value: float, ceiling: float | None) -> float | None:
 def _threads_bound(server: TelemetryDigest) -> bool:
     """A busy disk that holds about as many requests as nfsd has threads is waited on by every
     thread, not full (experiments.knee's rule): the NFS path limits, not the disk."""
-    threads = server.nfsd_threads
-    if threads is None or threads != threads or threads < 1:  # unknown or NaN
-        return False
-    return bool(threads_wait_on_disk(Layers(disk_queue=server.disk_queue, nfsd_threads=round(threads))))
+    return bool(threads_wait_on_disk(Layers(disk_queue=server.disk_queue, nfsd_threads=thread_count(server.nfsd_threads))))
 
 
 def ceiling_share(

@@ -29,7 +29,7 @@ from app.store.states import TrialState
 from app.store.store import Store
 from app.vocabulary import figure_text, latency_text, percent_text
 from app.vocabulary.ladder import knee_text, load_text, queue_text
-from experiments.knee import Knee, Layers, Saturated, Step, find_knee, saturated_layer
+from experiments.knee import Knee, Layers, Saturated, Step, find_knee, saturated_layer, thread_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,20 +108,11 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _whole(value: Any) -> int | None:
-    """A thread count: a positive whole number (a knob's value may be text), else None."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, float) and math.isfinite(value):
-        value = round(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
 def recorded_threads(store: Store, session_id: int, server: str) -> int | None:
     """The server's nfsd threads as the session's host facts recorded them (its own setting)."""
     for f in reversed(store.host_facts(session_id, server)):
         nfsd = f.facts.get("nfsd") if f.role == "server" and isinstance(f.facts, dict) else None
-        if isinstance(nfsd, dict) and (n := _whole(nfsd.get("threads"))) is not None:
+        if isinstance(nfsd, dict) and (n := thread_count(nfsd.get("threads"))) is not None:
             return n
     return None
 
@@ -131,7 +122,7 @@ def step_layers(arrays: TelemetryArrays, server: str, clients: set[str], link_bp
     """The saturation figures of one trial's telemetry (see the module docstring); the thread count
     is ``held_threads``, else the telemetry's, else ``recorded``."""
     digest = digest_arrays(arrays, server)
-    threads = held_threads or _whole(digest.nfsd_threads) or recorded
+    threads = held_threads or thread_count(digest.nfsd_threads) or recorded
     means = _host_means(arrays, {server, *clients})
     nic: float | None = None
     if link_bps:
@@ -176,7 +167,7 @@ def load_ladder(store: Store, session_id: int) -> LadderResult | None:
         link = ceilings.network_per_client_bps if ceilings else None
     plan = session.plan if isinstance(session.plan, Mapping) else {}
     held = held_config(plan)
-    threads = (_whole(held.get("nfsd_threads")), recorded_threads(store, session_id, server))
+    threads = (thread_count(held.get("nfsd_threads")), recorded_threads(store, session_id, server))
     trials = [t for t in store.trials(session_id) if t.state in (TrialState.OK, TrialState.BROKEN)]
     steps = sorted((s for t in trials if (s := _step(store, t, server, link, threads)) is not None),
                    key=lambda s: (s.load, s.trial_id))  # fmt: skip

@@ -7,7 +7,18 @@ from collections.abc import Sequence
 
 import pytest
 
-from experiments.knee import BUSY, NFSD_WAITING, Knee, Layers, Saturated, Step, find_knee, saturated_layer, threads_wait_on_disk
+from experiments.knee import (
+    BUSY,
+    NFSD_WAITING,
+    Knee,
+    Layers,
+    Saturated,
+    Step,
+    find_knee,
+    saturated_layer,
+    thread_count,
+    threads_wait_on_disk,
+)
 
 LOADS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -120,3 +131,10 @@ def test_with_the_queue_known_a_measured_limit_outranks_the_disks_busy_share() -
 def test_a_queue_or_thread_count_that_says_nothing_leaves_the_old_rule(layers: Layers) -> None:
     assert threads_wait_on_disk(layers) is None
     assert saturated_layer(layers) == Saturated("disk", 0.97, BUSY)
+
+
+@pytest.mark.parametrize(("value", "count"), [(8, 8), ("16", 16), (" 4 ", 4), (7.6, 8), (0.6, 1), (0, None), (-3, None),
+                                              (0.4, None), (math.nan, None), (math.inf, None), (True, None),
+                                              ("eight", None), (None, None), ([8], None)])  # fmt: skip
+def test_a_thread_count_is_a_positive_whole_number_whatever_it_was_recorded_as(value: object, count: int | None) -> None:
+    assert thread_count(value) == count
