@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -198,16 +199,37 @@ def drive(command: str, args: argparse.Namespace, run: Callable[[argparse.Namesp
     finished: list[SweepFinished] = []
     bus.subscribe(_Printer(sys.stderr if args.json else sys.stdout, False))
     bus.subscribe(finished.append, SweepFinished)
+    stopped_by: list[int] = []
     with Store(resolve_db_path(args.db)) as store:
         try:
-            sid = asyncio.run(run(args, store, bus))
-        except KeyboardInterrupt:
-            print(f"\nnfs-tuner {command}: cancelled; every change was put back", file=sys.stderr)
-            return 130
+            sid = asyncio.run(_stoppable(run(args, store, bus), stopped_by))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            how = signal.Signals(stopped_by[0]).name if stopped_by else "Ctrl-C"
+            print(f"\nnfs-tuner {command}: cancelled ({how}); every change was put back", file=sys.stderr)
+            return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
         except Exception as exc:  # a host's trouble (SessionError) or a bug: said, never a traceback
             print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
             return 1
         return done(args, store, sid, finished)
+
+
+async def _stoppable(run: Coroutine[Any, Any, int], stopped_by: list[int]) -> int:
+    """``run``, cancelled by SIGTERM or SIGHUP (a service stop, a closed terminal) as by Ctrl-C: every change
+    is put back and the agents remove their files, rather than leaving it all to the hosts' dead-man switches."""
+    task, loop = asyncio.current_task(), asyncio.get_running_loop()
+    assert task is not None
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signum)
+        task.cancel()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await run
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
 
 
 def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:

@@ -25,6 +25,7 @@ from app.facts.parse_storage import (
 from app.facts.parse_system import (
     parse_cpu_count,
     parse_int_section,
+    parse_sysctls,
     parse_meminfo,
     parse_nfs_utils,
     parse_nics,
@@ -74,6 +75,7 @@ def build_host_facts(host: str, output: str) -> HostFacts:
     cpus = parse_cpu_count(g("cpu", ""))
     mem = parse_meminfo(g("meminfo", ""))
     page = parse_int_section(g("page_size", ""), "the page size")
+    sysctls = parse_sysctls(g("sysctl", ""))
     nics = parse_nics(g("ip_addr", ""), g("net_sys", ""))
     block = parse_block(g("block", ""))
     md = parse_mdstat(g("mdstat", ""))
@@ -117,6 +119,7 @@ def build_host_facts(host: str, output: str) -> HostFacts:
         cpu_count=cpus.value,
         mem_total_kb=mem.value,
         page_size=page.value,
+        sysctls=sysctls.value,
         nics=nics.value,
         block_devices=block.value,
         md_arrays=md_arrays,

@@ -181,6 +181,7 @@ class HostFacts:
     cpu_count: int | None = None
     mem_total_kb: int | None = None
     page_size: int | None = None
+    sysctls: dict[str, int] = field(default_factory=dict)  # the tunables' /proc/sys values: "vm.dirty_bytes" -> 0
     nics: tuple[Nic, ...] = ()
     block_devices: tuple[BlockDevice, ...] = ()
     md_arrays: tuple[MdArray, ...] = ()

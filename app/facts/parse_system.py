@@ -177,3 +177,17 @@ def parse_tools(text: str) -> Parsed[dict[str, str]]:
         if name:
             tools[name] = path.strip()
     return Parsed(tools)
+
+
+SYSCTLS = ("vm.dirty_bytes", "vm.dirty_ratio", "vm.dirty_background_bytes", "vm.dirty_background_ratio",
+           "sunrpc.tcp_max_slot_table_entries")  # fmt: skip
+
+
+def parse_sysctls(text: str) -> Parsed[dict[str, int]]:
+    """``vm/dirty_bytes 0`` lines (the kernel files under /proc/sys) as {"vm.dirty_bytes": 0}; others ignored."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and (name := parts[0].replace("/", ".")) in SYSCTLS and (value := to_int(parts[1])) is not None:
+            out[name] = value
+    return Parsed(out)

@@ -10,6 +10,14 @@ WDELAY_NOTE = ("Only matters on sync exports: wdelay holds a write briefly to co
 ONE_WRITER = "Right only for data one client writes, or that rarely changes."
 NOCTO_RISK = (f"Cache coherence: with nocto a client may not see another client's changes when it opens a file. "
               f"{ONE_WRITER}")
+HOST_WIDE = ("Host-wide on each client: every filesystem there, not only the test mount, works under it while "
+             "the sweep runs (put back after).")
+DIRTY_NOTE = (f"{HOST_WIDE} More dirty data held in RAM smooths bursts of writes but makes each flush "
+              "longer; the kernel keeps either this or the matching ratio, and the old one is put back.")
+SLOTS_NOTE = ("Applies to connections made after it is set (the test mount's own; the admin's mounts keep "
+              "theirs). The kernel's default, 65536, grows each connection's table as needed; a lower cap "
+              "bounds the requests one connection keeps in flight.")
+_MIB = 1 << 20
 ACTIMEO_RISK = (f"Cache coherence: attributes (size, mtime) may be stale for up to actimeo seconds, so a client "
                 f"may miss another client's change for that long. {ONE_WRITER}")
 
@@ -78,6 +86,26 @@ SPECS: dict[str, KnobSpec] = {
             Validity("attributes cached 0–600 s (0: not cached); longer is staler", minimum=0, maximum=600),
             Safety.COHERENCE, ACTIMEO_RISK,
             (3, 30, 60),
+        ),
+        KnobSpec(
+            "dirty_bytes", "dirty-page limit", Scope.CLIENT, "bytes",
+            Validity("dirty page cache a client holds before writers must flush it themselves, 1 MiB–64 GiB",
+                     minimum=_MIB, maximum=64 << 30),
+            Safety.MEMORY, DIRTY_NOTE,
+            (16 * _MIB, 64 * _MIB, 256 * _MIB, 1024 * _MIB),
+        ),
+        KnobSpec(
+            "dirty_background", "background flush", Scope.CLIENT, "bytes",
+            Validity("dirty page cache at which a client starts flushing in the background, 1 MiB–64 GiB "
+                     "(at or above dirty_bytes the kernel uses half of dirty_bytes)", minimum=_MIB, maximum=64 << 30),
+            Safety.MEMORY, DIRTY_NOTE,
+            (4 * _MIB, 16 * _MIB, 64 * _MIB, 256 * _MIB),
+        ),
+        KnobSpec(
+            "rpc_slots", "RPC slots per connection, at most", Scope.CLIENT, "slots",
+            Validity("sunrpc allows 2–65536 requests in flight per TCP connection", minimum=2, maximum=65536),
+            Safety.SAFE, SLOTS_NOTE,
+            (16, 128, 65536),
         ),
         KnobSpec(
             "read_ahead_kb", "client readahead", Scope.CLIENT, "KiB",

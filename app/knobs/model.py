@@ -52,7 +52,16 @@ class Validity:
     def describe(self) -> str:
         if self.choices:
             return ", ".join(map(str, self.choices))
-        return f"{self.minimum}–{self.maximum}"
+        return f"{_short(self.minimum)}–{_short(self.maximum)}"
+
+
+def _short(bound: int | None) -> str:
+    """A bound of a million or more in whole MiB or GiB as the value parser takes it (1M–64G), else as is."""
+    if bound is not None and bound >= 1 << 20:
+        for suffix, scale in (("G", 1 << 30), ("M", 1 << 20)):
+            if bound % scale == 0:
+                return f"{bound // scale}{suffix}"
+    return str(bound)
 
 
 @dataclass(frozen=True)

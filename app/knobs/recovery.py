@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
+from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
 from app.knobs.deadman import fired_report, forget, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
@@ -43,6 +44,8 @@ def target_for(entry: JournalEntry) -> Target:
         return ExportOptionTarget(path, client, SPECS[entry.knob])
     if entry.knob == "mtu":
         return MtuTarget(entry.target)
+    if entry.knob in CLIENT_SYSCTLS:
+        return client_sysctl(entry.knob, entry.target)
     if entry.knob == "test_mount":
         return ScratchMount("", "", entry.target)
     raise KnobError(f"journal entry {entry.id} names an unknown knob {entry.knob!r}")

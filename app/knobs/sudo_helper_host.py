@@ -9,7 +9,8 @@ nfs-tuner sends exactly the commands it would run through full sudo, prefixed wi
 this helper, and the helper runs a command only if it has one of the few shapes
 nfs-tuner uses, with every argument checked:
 
-- ``tee FILE`` with a number on stdin, for the tunables' kernel files only;
+- ``tee FILE`` with a number on stdin, for the tunables' kernel files only (the dirty-page
+  limits' ratio files too: writing a byte limit displaces its ratio, which is put back);
 - ``cat -- FILE`` for nfsd's and the tunables' kernel files (root may read them);
 - ``exportfs -v``, and ``exportfs -o OPTIONS CLIENT:PATH`` for an export that is
   already exported, with options it already has plus sync/async and (no_)wdelay;
@@ -48,7 +49,7 @@ WRITABLE = [re.compile(p) for p in (
     r"/sys/class/bdi/[0-9]{1,5}:[0-9]{1,7}/read_ahead_kb",
     r"/sys/block/[a-z][a-z0-9]{0,31}/queue/read_ahead_kb",
     r"/proc/sys/vm/drop_caches",
-    r"/proc/sys/vm/dirty_(background_)?bytes",
+    r"/proc/sys/vm/dirty_(background_)?(bytes|ratio)",
     r"/proc/sys/sunrpc/tcp_(max_)?slot_table_entries",
 )]
 READABLE = WRITABLE + [re.compile(p) for p in (

@@ -117,3 +117,15 @@ def check_mtu(transport: MountTransport, mtu: int, client: str, server: str) -> 
         f"(the kernel keeps one connection per server and NFS version). Unmount {server}'s other mounts on "
         f"{client} for the sweep, or leave the MTU out of it"
     )
+
+
+def check_fresh(transport: MountTransport, knob: str, client: str, server: str) -> None:
+    """``knob`` sizes a connection when it is made: a test mount riding an older one does not measure it."""
+    if transport.fresh:
+        return
+    raise SharedConnection(
+        f"{client}'s test mount shares an NFS connection to {server} made before {knob} was set, by another "
+        f"mount of {server} on {client} (the kernel keeps one connection per server and NFS version): "
+        f"{knob} applies to new connections only. Unmount {server}'s other mounts on {client} for the sweep, "
+        f"or leave {knob} out of it"
+    )

@@ -13,7 +13,8 @@ the command line (``--knob NAME=V1,V2``) and on the Plan page. The rules:
 - Then the catalog's Validity decides (ranges, allowed sizes), with its reason.
 
 Values are printed back (``app.vocabulary.knob_value_text``) as plain decimals in the
-knob's unit, which this parser reads back to the same value.
+knob's unit (memory limits of 16 MiB and more as 64M, 1G), which this parser reads back
+to the same value.
 """
 
 from __future__ import annotations

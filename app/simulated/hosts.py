@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.facts.model import HostFacts
 from app.hosts import ConnectionRefused, UnknownHostKey
+from app.knobs.client_sysctls import DIRTY_FILES, SLOTS_FILE
 from app.knobs.model import KnobError, Value
 from app.knobs.recovery import Pending
 from app.knobs.targets import MountOptions
@@ -32,7 +33,7 @@ from app.simulated import world
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
 from app.sweep.host_side import Applying, Journal, Prepared
-from app.sweep.spec import MOUNT_KNOBS, PHASED, SweepSpec
+from app.sweep.spec import CLIENT_HOST_KNOBS, MOUNT_KNOBS, PHASED, SweepSpec
 from experiments.agent_protocol import AgentSummary, IntervalAggregator
 from experiments.latency import Latency
 from experiments.samples import HostTelemetry, Sample
@@ -44,6 +45,7 @@ SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync", "expo
 TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
            "export_sync": f"10.0.0.0/24:{world.EXPORT}", "export_wdelay": f"10.0.0.0/24:{world.EXPORT}",
            "mtu": "eth0"}  # fmt: skip
+CLIENT_TARGETS = {**DIRTY_FILES, "rpc_slots": SLOTS_FILE}
 
 
 @dataclass
@@ -89,6 +91,7 @@ class SimulatedApplier:
         self.mount_point = mount_point
         self._server: dict[str, tuple[Value, int | None]] = {}
         self._clients: list[int] = []
+        self._held_clients: dict[tuple[str, str], tuple[Value, int | None]] = {}  # (client, knob) -> value, journal id
         self.refuse = refuse if refuse is not None else set()
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
@@ -110,7 +113,12 @@ class SimulatedApplier:
             self._server[knob] = (config[knob], jid)
             self.state.server[knob] = config[knob]
             out.effective[knob] = config[knob]
-        await self.release_clients()
+        self._release_mounts()
+        for client in self.spec.clients:  # the clients' kernel settings: held while unchanged, as the server's
+            for knob in CLIENT_HOST_KNOBS:
+                if knob in config:
+                    self._host_wide(client, knob, config[knob])
+                    out.effective[knob] = config[knob]
         options = MountOptions.from_values({k: config[k] for k in MOUNT_KNOBS if k in config}).option_string()
         for client in self.spec.clients:
             self._clients.append(self.journal.apply(client, "test_mount", self.mount_point, "", options))
@@ -126,11 +134,28 @@ class SimulatedApplier:
         await asyncio.sleep(0)
         return out
 
-    async def release_clients(self) -> None:
+    def _host_wide(self, client: str, knob: str, value: Value) -> None:
+        held = self._held_clients.get((client, knob))
+        if held is not None and str(held[0]) == str(value):
+            return
+        if held is not None and held[1] is not None:
+            self.journal.revert(held[1])
+        changed = str(value) != str(world.TODAY[knob])
+        jid = self.journal.apply(client, knob, CLIENT_TARGETS[knob], world.TODAY[knob], value) if changed else None
+        self._held_clients[(client, knob)] = (value, jid)
+
+    def _release_mounts(self) -> None:
         for jid in reversed(self._clients):
             self.journal.revert(jid)
         self._clients.clear()
         self.state.mounts.pop(self.mount_point, None)
+
+    async def release_clients(self) -> None:
+        self._release_mounts()
+        for _value, jid in self._held_clients.values():
+            if jid is not None:
+                self.journal.revert(jid)
+        self._held_clients.clear()
 
 
 class SimulatedRunner:

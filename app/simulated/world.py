@@ -37,7 +37,11 @@ TODAY: dict[str, Value] = {
     "nfsd_threads": 8, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
     "rsize": 1 << 20, "wsize": 1 << 20, "nfsvers": "4.2", "nconnect": 1, "read_ahead_kb": 128,
     "export_wdelay": "wdelay", "nocto": "cto", "actimeo": "3–60",  # actimeo: the kernel's own range, not one value
+    "dirty_bytes": "20%", "dirty_background": "10%",  # the ratios in force: Linux's defaults
+    "rpc_slots": 65536,
 }  # fmt: skip
+CLIENT_SYSCTLS = {"vm.dirty_bytes": 0, "vm.dirty_ratio": 20, "vm.dirty_background_bytes": 0,
+                  "vm.dirty_background_ratio": 10, "sunrpc.tcp_max_slot_table_entries": 65536}  # as TODAY says
 BASE_BPS = {"seq_write": 62 * MB, "seq_read": 95 * MB, "rewrite": 55 * MB, "rand_read": 18 * MB,
             "rand_write": 14 * MB, "mixed": 16 * MB, "small_files": 9 * MB, "tree": 7 * MB,
             "dir_scaling": 5 * MB}  # fmt: skip
@@ -62,7 +66,7 @@ def facts(host: str, index: int) -> HostFacts:
                          version=str(TODAY["nfsvers"]), rsize=int(TODAY["rsize"]), wsize=int(TODAY["wsize"]),
                          proto="tcp", nconnect=int(TODAY["nconnect"]), read_ahead_kb=int(TODAY["read_ahead_kb"]))  # fmt: skip
         return replace(base, os=OsInfo("debian", "Debian GNU/Linux", "12", "Debian GNU/Linux 12 (bookworm)"),
-                       cpu_count=8, mem_total_kb=16 << 20, nfs_mounts=(mount,))  # fmt: skip
+                       cpu_count=8, mem_total_kb=16 << 20, nfs_mounts=(mount,), sysctls=dict(CLIENT_SYSCTLS))  # fmt: skip
     md = MdArray("md0", "raid6", "active", tuple(f"sd{c}" for c in "bcdefghi"), raid_disks=8, chunk_kb=512,
                  stripe_cache_size=int(TODAY["stripe_cache_size"]))  # fmt: skip
     options = ("rw", str(TODAY["export_sync"]), "no_subtree_check")
@@ -97,10 +101,17 @@ def _uncapped(config: Mapping[str, Value], workload: str) -> float:
         f *= 0.85 + 0.15 * min(1.0, _num(config, "stripe_cache_size") / 4096)
         f *= 1.6 if str(config.get("export_sync", TODAY["export_sync"])) == "async" else 1.0
         f *= _wdelay(config, workload)
+        f *= _dirty(config)
     if workload in METADATA:
         f *= _caching(config)
     f *= 1.05 if _num(config, "mtu") >= 9000 else 1.0
     return BASE_BPS.get(workload, 50 * MB) * f
+
+
+def _dirty(config: Mapping[str, Value]) -> float:
+    """A small dirty-page limit makes writers flush in small batches (slower); past 256 MiB nothing more is won."""
+    limit = config.get("dirty_bytes")
+    return 0.85 + 0.15 * min(1.0, math.log2(max(limit, 1) / (16 << 20) + 1) / 4) if isinstance(limit, int) else 1.0
 
 
 def _wdelay(config: Mapping[str, Value], workload: str) -> float:

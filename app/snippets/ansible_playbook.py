@@ -15,7 +15,7 @@ import re
 import shlex
 from typing import Any
 
-from app.snippets import nfs_files, udev_rules
+from app.snippets import nfs_files, sysctl_conf, udev_rules
 from app.snippets import quoting as q
 from app.snippets.model import Knobs, Snippet, SnippetContext
 from app.vocabulary import coherence_text
@@ -88,6 +88,17 @@ def client_play(config: Knobs, ctx: SnippetContext) -> list[str]:
         lines += _task("NFS readahead udev rule", "ansible.builtin.copy",
                        {"dest": udev_rules.READAHEAD_RULE_PATH, "content": udev_rules.readahead_rule(kb),
                         "mode": "0644"})
+    if any(k in config for k in sysctl_conf.DIRTY):
+        lines += _task("client write-back limits", "ansible.builtin.copy",
+                       {"dest": sysctl_conf.SYSCTL_FILE, "content": sysctl_conf.sysctl_conf(config), "mode": "0644"},
+                       {"register": "writeback"})
+        lines += _task("client write-back limits now", "ansible.builtin.command",
+                       {"cmd": f"sysctl -p {sysctl_conf.SYSCTL_FILE}"}, {"when": _s("writeback.changed")})
+    if "rpc_slots" in config:  # before the mount below: it sizes connections made after it
+        slots = int(config["rpc_slots"])
+        lines += _task("RPC slot table at boot", "ansible.builtin.copy",
+                       {"dest": sysctl_conf.MODPROBE_FILE, "content": sysctl_conf.modprobe_conf(config), "mode": "0644"})
+        lines += _sysfs_task("RPC slot table now", "/proc/sys/sunrpc/tcp_max_slot_table_entries", slots, "slots")
     src = f"{q.host(ctx.server)}:{q.absolute_path(ctx.export_path, 'the export path')}"
     lines += _task("NFS mount in fstab, mounted", "ansible.posix.mount",
                    {"path": q.absolute_path(ctx.mount_point, "the mount point"), "src": src, "fstype": "nfs",

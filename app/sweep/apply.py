@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
 from app.knobs.catalog import SPECS
+from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
 from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
-from app.knobs.transport import check_mtu, mount_transport, nfs_connections, other_mounts_of
+from app.knobs.transport import check_fresh, check_mtu, mount_transport, nfs_connections, other_mounts_of
 from app.sweep.host_side import Applying
-from app.sweep.spec import EXPORT_KNOBS, MOUNT_KNOBS, SweepSpec
+from app.sweep.spec import CLIENT_HOST_KNOBS, EXPORT_KNOBS, MOUNT_KNOBS, SweepSpec
 
 
 class ConfigApplier:
@@ -41,6 +42,7 @@ class ConfigApplier:
         self.export_client = export_client
         self._server: dict[str, tuple[Value, list[Applied]]] = {}
         self._clients: dict[str, list[Applied]] = {}
+        self._host_wide: dict[tuple[str, str], tuple[Value, Applied]] = {}  # (client, knob) -> what is set there
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
 
     def _server_target(self, knob: str):  # type: ignore[no-untyped-def]
@@ -88,9 +90,28 @@ class ConfigApplier:
             if knob in config:
                 await self._server_knob(knob, config[knob], out)
 
+    async def _host_wide_knobs(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
+        """The client's kernel settings, before the mount (the slot table sizes connections made after
+        it); one is changed only when the trial's value differs from the one set."""
+        for knob in CLIENT_HOST_KNOBS:
+            if knob not in config:
+                continue
+            held = self._host_wide.get((client, knob))
+            if held is not None and str(held[0]) == str(config[knob]):
+                out.effective.setdefault(knob, held[1].effective)
+                continue
+            if held is not None:
+                await self.journal.revert(held[1])
+                del self._host_wide[(client, knob)]
+            applied = await self.journal.apply(client, client_sysctl(knob), config[knob])
+            self._host_wide[(client, knob)] = (config[knob], applied)
+            out.effective.setdefault(knob, applied.effective)
+            out.notes += applied.notes
+
     async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
         held = self._clients[client]
+        await self._host_wide_knobs(client, config, out)
         mount = ScratchMount(self.spec.address, self.spec.export, self.mount_point)
         opts = MountOptions.from_values({k: v for k, v in config.items() if k in MOUNT_KNOBS})
         conn = self.pool[client]
@@ -107,6 +128,8 @@ class ConfigApplier:
             out.negotiated[client].update(transport.to_negotiated())
             if "mtu" in config:
                 check_mtu(transport, int(config["mtu"]), client, self.spec.server)
+            if "rpc_slots" in config:
+                check_fresh(transport, "rpc_slots", client, self.spec.server)
         if "read_ahead_kb" in config:
             ra = await self.journal.apply(client, readahead(await mount.bdi(conn)), config["read_ahead_kb"])
             held.append(ra)
@@ -143,6 +166,9 @@ class ConfigApplier:
         return out
 
     async def release_clients(self) -> None:
-        """Unmount the test mounts between workloads or at the end (the journal reverts)."""
+        """Unmount the test mounts between workloads or at the end, and put the clients' kernel
+        settings back (the journal reverts)."""
         for held in self._clients.values():
             await self._revert(held)
+        for key in list(self._host_wide):
+            await self.journal.revert(self._host_wide.pop(key)[1])

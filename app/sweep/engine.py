@@ -56,7 +56,7 @@ from app.sweep.events import (
     TrialStarted,
 )
 from app.sweep.figures import phase_figures, phased_problem
-from app.sweep.spec import PHASED, SweepSpec, workload_kind
+from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
 from experiments.estimate import estimate_duration
 from experiments.fairness import Fairness, run_fairness
@@ -322,7 +322,7 @@ class SweepEngine:
     async def _prepare(self, sid: int, journal: Journal) -> tuple[Applier, list[TelemetryTarget], str]:
         mount_point = f"{self.spec.mount_root}-{sid}-{journal.token[:6]}"
         prepared = await self.hosts.prepare(self.spec, journal, mount_point)
-        if pinned := [k for k in ("mtu", "nconnect") if k in self.spec.plan.knobs]:
+        if pinned := [k for k in PINNED if k in self.spec.plan.knobs]:
             self._warn_shared(prepared.shared_mounts, " and ".join(pinned))
         return prepared.applier, prepared.telemetry, mount_point
 
@@ -331,8 +331,8 @@ class SweepEngine:
             self.bus.publish(Message(
                 Level.WARNING, f"{client} already mounts {self.spec.server} at {', '.join(points)}",
                 f"The test mount shares that mount's NFS connection, made before this sweep, so {knobs} "
-                f"trials cannot take effect on {client}: an MTU above the connection's is marked broken, "
-                f"nconnect shows as clamped. Unmount it during the sweep to measure {knobs}.",
+                f"trials cannot take effect on {client}: an MTU above the connection's and a slot-table cap are "
+                f"marked broken, nconnect shows as clamped. Unmount it during the sweep to measure {knobs}.",
             ))  # fmt: skip
 
     def _journal_changed(self, sid: int) -> None:

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.knobs.catalog import SPECS
+from app.knobs.client_sysctls import CLIENT_SYSCTLS
 from app.runner.run import ENGINES
 from app.vocabulary import workload_id
 from experiments.goals import Goal
@@ -29,7 +30,8 @@ STUDY_S_PER_ENTRY = 0.01  # a directory study's trial counts as stuck past this 
 SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync", "export_wdelay")
 EXPORT_KNOBS = ("export_sync", "export_wdelay")  # options of the one export: applied in this order
 MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect", "nocto", "actimeo")
-CLIENT_KNOBS = (*MOUNT_KNOBS, "read_ahead_kb")
+PINNED = ("mtu", "nconnect", "rpc_slots")  # a client's other mount of the server pins them to its connection
+CLIENT_HOST_KNOBS = CLIENT_SYSCTLS  # host-wide on each client: held while unchanged, like the server's
 
 
 def workload_kind(name: str) -> str:

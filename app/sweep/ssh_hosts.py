@@ -21,10 +21,9 @@ from app.store import Store
 from app.store.records import JournalEntry
 from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Journal, Prepared
-from app.sweep.spec import EXPORT_KNOBS, SweepSpec
+from app.sweep.spec import EXPORT_KNOBS, PINNED, SweepSpec
 
 ANSWER_S = 10.0  # a host that cannot run `true` in this long has stopped answering
-PINNED = ("mtu", "nconnect")  # knobs a client's other mount of the server pins to its own connection
 
 
 class SshHosts:

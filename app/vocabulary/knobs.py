@@ -35,10 +35,23 @@ def knob_value_text(knob: str, value: Any) -> str:
         value = int(value)
     if isinstance(value, str):
         try:
-            return str(parse_value(knob, value))
+            parsed: Any = parse_value(knob, value)
         except BadValue:  # not a value of this knob (older or foreign data): as it was stored
             return value
-    return str(value)
+        value = parsed
+    return _size(knob, value) or str(value)
+
+
+def _size(knob: str, value: object) -> str | None:
+    """'64M', '1G' for a memory limit counted in bytes (dirty_bytes): nine digits read badly. Sizes below
+    16 MiB (rsize, wsize, the MTU) stay plain numbers, as the kernel prints them."""
+    spec = SPECS.get(knob)
+    if spec is None or spec.unit != "bytes" or not isinstance(value, int) or isinstance(value, bool) or value < 16 << 20:
+        return None
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20)):
+        if value % scale == 0:
+            return f"{value // scale}{suffix}"
+    return None
 
 
 def knob_values_text(knob: str, values: Iterable[Any]) -> str:

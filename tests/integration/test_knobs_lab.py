@@ -14,8 +14,9 @@ from app.knobs.changes import ChangeJournal
 from app.knobs.model import InvalidValue, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
 from app.knobs.catalog import SPECS
-from app.knobs.targets import (ABSENT, ExportOptionTarget, ExportSyncTarget, MountOptions, ScratchMount, nfsd_threads,
-                                readahead, stripe_cache)  # fmt: skip
+from app.knobs.client_sysctls import client_sysctl
+from app.knobs.targets import (ABSENT, ExportOptionTarget, ExportSyncTarget, KernelFileTarget, MountOptions, ScratchMount,
+                               nfsd_threads, readahead, stripe_cache)  # fmt: skip
 from app.store import JournalState, Store
 from tests.conftest import LabHandle
 
@@ -213,5 +214,42 @@ def test_mtu_9000_passes_on_a_jumbo_switch(lab: LabHandle, tmp_path: Path) -> No
                 await journal.close()
                 for host in ("lab-server", "lab-client1"):
                     assert await MtuTarget("lan0").read(pool[host]) == 1500
+
+    run(scenario())
+
+
+def test_client_kernel_settings_round_trip_and_the_displaced_ratio_comes_back(lab: LabHandle, tmp_path: Path) -> None:
+    """vm.dirty_bytes zeroes vm.dirty_ratio in the kernel: putting the change back must bring the ratio back,
+    not leave a byte limit of 0 (which the kernel would read as 'no byte limit' with a ratio of 0)."""
+    settings = _settings(lab, tmp_path)
+    dirty, background, slots = (client_sysctl(k) for k in ("dirty_bytes", "dirty_background",
+                                                             "rpc_slots"))  # fmt: skip
+    ratio = KernelFileTarget(SPECS["dirty_bytes"], "/proc/sys/vm/dirty_ratio")
+
+    async def put(host, path: str, value: object) -> None:  # type: ignore[no-untyped-def]
+        assert (await host.run(["tee", path], sudo=True, input=f"{value}\n")).ok
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                host = pool["lab-client1"]
+                lab_own = [await t.read(host) for t in (dirty, background)]  # the lab runs on byte limits
+                # the kernel's defaults, ratios, as most hosts run: what the journal must bring back
+                await put(host, "/proc/sys/vm/dirty_ratio", 20)
+                await put(host, "/proc/sys/vm/dirty_background_ratio", 10)
+                before = [await t.read(host) for t in (dirty, background, slots, ratio)]
+                assert before[:2] == ["20%", "10%"] and before[3] == 20
+                journal = ChangeJournal(store, pool, deadman_timeout=60)
+                for target, value in ((dirty, 64 << 20), (background, 16 << 20), (slots, 16)):
+                    applied = await journal.apply("lab-client1", target, value)
+                    assert applied.old == before[[dirty, background, slots].index(target)] and applied.effective == value
+                assert await fresh_read(settings, "lab-client1", ratio.read) == 0  # displaced by the byte limit
+                assert await fresh_read(settings, "lab-client1", slots.read) == 16
+                assert await journal.close() == []
+                after = [await fresh_read(settings, "lab-client1", t.read) for t in (dirty, background, slots, ratio)]
+                assert after == before
+                assert {e.state for e in store.journal()} == {JournalState.REVERTED}
+                await put(host, "/proc/sys/vm/dirty_bytes", lab_own[0])
+                await put(host, "/proc/sys/vm/dirty_background_bytes", lab_own[1])
 
     run(scenario())
