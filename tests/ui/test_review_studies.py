@@ -137,11 +137,35 @@ def test_a_dark_palette_redraws_the_ladder_in_its_colours(window: ReviewWindow, 
     dark.setColor(QPalette.ColorRole.Window, QColor("#202020"))
     dark.setColor(QPalette.ColorRole.Base, QColor("#181818"))
     dark.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
-    study.setPalette(dark)  # a PaletteChange: the curves and the knee are drawn anew
-    throughput, _p99 = study.curves
+    items = [*study.curves, *study.knee_marks]
+    in_plot = len(study.plot.getPlotItem().items)
+    study.setPalette(dark)  # a PaletteChange: the same curves and knee, recoloured (nothing left to the collector)
+    assert [*study.curves, *study.knee_marks] == items and len(study.plot.getPlotItem().items) == in_plot
+    throughput, p99 = study.curves
     assert throughput.opts["pen"].color() == theme.client_colour(0, dark) != theme.client_colour(0, QPalette())
+    assert p99.opts["pen"].color() == theme.client_colour(2, dark) and p99.opts["symbolBrush"].color() == theme.client_colour(2, dark)
     (mark,) = study.knee_marks
     assert mark.at == _ladder(window, db[1]["few"]).knee.load and mark.pen.color() == QColor("#e0e0e0")
+    assert mark.label is not None and mark.label.color == QColor("#e0e0e0")
+
+
+def test_a_dark_palette_recolours_the_directory_and_compare_views_in_place(window: ReviewWindow,
+                                                                           db: tuple[Path, dict[str, int]]) -> None:  # fmt: skip
+    dirs = _open(window, db[1]["dirs"]).study
+    assert isinstance(dirs, DirsView)
+    overlay = window.compare(db[1]["few"], db[1]["many"])
+    assert isinstance(overlay, CompareView) and overlay.ladders is not None
+    for view in (dirs, overlay.ladders):
+        dark = QPalette(view.palette())
+        dark.setColor(QPalette.ColorRole.Base, QColor("#181818"))
+        dark.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
+        marks = dirs.collapse_marks if view is dirs else overlay.ladders.knee_marks
+        items = [*view.curves, *marks]
+        view.setPalette(dark)
+        assert [*view.curves, *marks] == items and marks
+        for i, curve in enumerate(view.curves):
+            assert curve.opts["pen"].color() == theme.client_colour(i, dark)
+        assert marks[0].pen.color() == theme.client_colour(0, dark)
 
 
 def test_a_directory_study_opens_on_its_tab(window: ReviewWindow, db: tuple[Path, dict[str, int]]) -> None:

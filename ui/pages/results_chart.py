@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from app.vocabulary import OPS, knob_value_text, percent_text, unit_word
 from app.session.results import KnobBars
 from ui import theme
+from ui.plot_clear import clear_plot
 from ui.theme import buddy_label
 
 CAPTION = ("Bar: the best-ranked configuration with that value (#rank); whisker: its 95 % CI over the "
@@ -83,7 +84,7 @@ class KnobChart(QWidget):
 
     def _draw(self, *_args: object) -> None:
         item = self.plot.getPlotItem()
-        item.clear()
+        clear_plot(item)
         b = self.current
         if b is None:
             self.heading.setText("No knob took two values or more: nothing to compare.")

@@ -26,13 +26,18 @@ class CountAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
         return [f"{v * scale:,.0f}" for v in values]
 
 
+def _label_fill() -> QColor:
+    fill = QColor(theme.palette().color(QPalette.ColorRole.Base))
+    fill.setAlpha(200)  # the grid shows through, the words stay readable
+    return fill
+
+
 class Mark(pg.InfiniteLine):  # type: ignore[misc]
     """A labelled vertical line at ``at`` in data units (on a log axis it stands at log10 of it); its
     label keeps to the side of the line with more room (pyqtgraph's own anchors)."""
 
     def __init__(self, at: float, text: str, colour: QColor, *, log_x: bool, height: float) -> None:
-        fill = QColor(theme.palette().color(QPalette.ColorRole.Base))
-        fill.setAlpha(200)  # the grid shows through, the words stay readable
+        fill = _label_fill()
         super().__init__(math.log10(at) if log_x else at, angle=90, movable=False,
                          pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
                          label=text.replace("{", "{{").replace("}", "}}") or None,  # the label formats {value}
@@ -43,6 +48,14 @@ class Mark(pg.InfiniteLine):  # type: ignore[misc]
             metrics = QFontMetricsF(self.label.textItem.font())
             if metrics.horizontalAdvance(max(text.splitlines() or [""], key=len)) > WRAP_CHARS * metrics.averageCharWidth():
                 self.label.setTextWidth(WRAP_CHARS * metrics.averageCharWidth())
+
+    def recolour(self, colour: QColor) -> None:
+        """A light/dark switch: the same line and label in new colours (nothing made anew)."""
+        self.setPen(pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine))
+        if self.label is not None:
+            self.label.setColor(colour)
+            self.label.fill = pg.mkBrush(_label_fill())
+            self.label.update()
 
 
 def study_plot(name: str, x_label: str, y_label: str, *, units: str | None = None, log_x: bool = False) -> pg.PlotWidget:
@@ -72,10 +85,8 @@ def add_curve(plot: pg.PlotWidget, x: Sequence[float], y: Sequence[float | None]
     """A line through the points, each point marked (a study's steps are few and each counts); into
     ``view`` (a right_view, whose x is the plot's: ``log_x`` as the plot's) when given."""
     ys = np.array([np.nan if v is None else v for v in y], dtype=float)
-    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-    curve = pg.PlotDataItem(np.asarray(x, dtype=float), ys, name=name, connect="finite", symbol="o", symbolSize=6,
-                            pen=pg.mkPen(colour, width=pen_width(widget, 2), style=style), symbolBrush=colour,
-                            symbolPen=colour)  # fmt: skip
+    curve = pg.PlotDataItem(np.asarray(x, dtype=float), ys, name=name, connect="finite", symbol="o", symbolSize=6)
+    recolour_curve(curve, colour, widget, dashed=dashed)
     item = plot.getPlotItem()
     if view is None:
         item.addItem(curve)
@@ -83,6 +94,14 @@ def add_curve(plot: pg.PlotWidget, x: Sequence[float], y: Sequence[float | None]
     curve.setLogMode(log_x, False)
     view.addItem(curve)
     return curve
+
+
+def recolour_curve(curve: pg.PlotDataItem, colour: QColor, widget: QWidget, *, dashed: bool = False) -> None:
+    """A curve's line and points in ``colour``: when drawn, and in place on a light/dark switch."""
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    curve.setPen(pg.mkPen(colour, width=pen_width(widget, 2), style=style))
+    curve.setSymbolBrush(colour)
+    curve.setSymbolPen(colour)
 
 
 def right_view(plot: pg.PlotWidget) -> pg.ViewBox:
@@ -131,7 +150,7 @@ def add_mark(plot: pg.PlotWidget, at: float, text: str, colour: QColor, *, log_x
 
 
 def restyle_on(event: QEvent, plots: Iterable[pg.PlotWidget], palette: QPalette) -> bool:
-    """Light/dark switch: the plots follow; True when the caller should redraw its curves."""
+    """Light/dark switch: the plots follow; True when the caller should recolour its curves and marks."""
     if event.type() != QEvent.Type.PaletteChange:
         return False
     for plot in plots:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel, QSplitter, QTableWidget, QVBoxLayout, QWidget
 
 from app.report.dirs import DirsResult, load_dirs
@@ -29,6 +29,7 @@ from ui.review.study_plots import (
     add_mark,
     axis_label,
     from_zero,
+    recolour_curve,
     restyle_on,
     right_view,
     study_plot,
@@ -71,7 +72,9 @@ def _split(top: QWidget, bottom: QTableWidget, parent: QWidget) -> QSplitter:
 
 class _StudyView(QWidget):
     """What the study views share: what was held, the sentence in bold, and plots that follow a
-    light/dark switch, curves and all."""
+    light/dark switch, curves and all. The curves and marks are made once and recoloured in place:
+    items dropped from a plot are left to Python's cyclic collector, a known source of crashes with
+    PySide and pyqtgraph (pyqtgraph issue #1628)."""
 
     plots: tuple[pg.PlotWidget, ...] = ()
 
@@ -82,10 +85,10 @@ class _StudyView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         if restyle_on(event, self.plots, self.palette()):
-            self.draw()
+            self.recolour()
         super().changeEvent(event)
 
-    def draw(self) -> None:
+    def recolour(self) -> None:
         raise NotImplementedError
 
 
@@ -101,9 +104,7 @@ class LadderView(_StudyView):
         self.plot.setAccessibleDescription(ladder.sentence)  # what the picture says, for a screen reader
         self.p99_view = right_view(self.plot)
         self.plots = (self.plot,)
-        self.curves: list[pg.PlotDataItem] = []
-        self.knee_marks: list[Mark] = []
-        self.draw()
+        self._draw()
         self.table = make_table(STEP_COLUMNS, self, name="ladder steps")
         fill_table(self.table, [step_cells(st) for st in ladder.steps], numeric=STEP_NUMERIC)
         layout = QVBoxLayout(self)
@@ -111,26 +112,36 @@ class LadderView(_StudyView):
         layout.addWidget(self.sentence)
         layout.addWidget(_split(self.plot, self.table, self), 1)
 
-    def draw(self) -> None:
-        item = self.plot.getPlotItem()
-        item.clear()
-        self.p99_view.clear()
+    def _colours(self) -> tuple[QColor, QColor, QColor]:
+        pal = self.palette()  # throughput red, p99 magenta (not the grid's grey); the knee the ladder's: neutral
+        return theme.client_colour(0, pal), theme.client_colour(2, pal), pal.color(QPalette.ColorRole.Text)
+
+    def _draw(self) -> None:
         tick_loads(self.plot, (st.load for st in self.ladder.steps))
-        pal = self.palette()
-        colours = theme.client_colour(0, pal), theme.client_colour(2, pal)  # red and magenta: not the grid's grey
+        throughput, p99, text = self._colours()
         ok = [st for st in self.ladder.steps if st.throughput_bps is not None]
         loads = [float(st.load) for st in ok]
-        self.curves = [add_curve(self.plot, loads, [st.throughput_bps for st in ok], colours[0], "throughput", self),
-                       add_curve(self.plot, loads, [st.p99_ms for st in ok], colours[1], "p99", self,
+        self.curves = [add_curve(self.plot, loads, [st.throughput_bps for st in ok], throughput, "throughput", self),
+                       add_curve(self.plot, loads, [st.p99_ms for st in ok], p99, "p99", self,
                                  view=self.p99_view, log_x=True, dashed=True)]  # fmt: skip
-        from_zero(item.vb)
+        from_zero(self.plot.getPlotItem().vb)
         from_zero(self.p99_view)
-        axis_label(self.plot, "left", "throughput", colours[0], units="B/s")  # no legend: each axis in its curve's colour
-        axis_label(self.plot, "right", "p99 (ms)", colours[1])
         knee = self.ladder.knee.load
-        text = pal.color(QPalette.ColorRole.Text)  # the knee is the ladder's, not a curve's: neutral
         self.knee_marks = [] if knee is None else [add_mark(self.plot, knee, knee_label(self.ladder), text,
                                                             log_x=True, height=0.3)]  # fmt: skip
+        self._axes(throughput, p99)
+
+    def _axes(self, throughput: QColor, p99: QColor) -> None:
+        axis_label(self.plot, "left", "throughput", throughput, units="B/s")  # no legend: each axis in its curve's colour
+        axis_label(self.plot, "right", "p99 (ms)", p99)
+
+    def recolour(self) -> None:
+        throughput, p99, text = self._colours()
+        recolour_curve(self.curves[0], throughput, self)
+        recolour_curve(self.curves[1], p99, self, dashed=True)
+        for mark in self.knee_marks:
+            mark.recolour(text)
+        self._axes(throughput, p99)
 
 
 class DirsView(_StudyView):
@@ -146,28 +157,31 @@ class DirsView(_StudyView):
         self.plot.setAccessibleDescription(result.summary)  # what the picture says, for a screen reader
         self.plot.setToolTip(result.summary)
         self.plots = (self.plot,)
+        self.curves: list[pg.PlotDataItem] = []
         self.collapse_marks: list[Mark] = []
-        self.draw()
+        for i, c in enumerate(result.drawn()):
+            colour = theme.client_colour(i, self.palette())
+            name = result.label(c)
+            self.curves.append(add_curve(self.plot, [p.entries for p in c.points], [p.rate for p in c.points], colour,
+                                         name, self))  # fmt: skip
+            if c.collapse.entries is not None:
+                self.collapse_marks.append(add_mark(self.plot, c.collapse.entries, collapse_clause(name, c.collapse),
+                                                    colour, height=0.6 - 0.12 * i))  # fmt: skip
+        self._marked = [i for i, c in enumerate(result.drawn()) if c.collapse.entries is not None]
+        from_zero(self.plot.getPlotItem().vb)
         self.table = make_table(("Entries", *(f"{result.label(c)} creates/s" for c in result.drawn())), self,
                                 name="create rate by entries")  # fmt: skip
         fill_table(self.table, result.table_rows(), numeric=range(len(result.drawn()) + 1))
         layout = QVBoxLayout(self)
-        for label in (self.held, self.sentence, *self.broke):
-            layout.addWidget(label)
+        for widget in (self.held, self.sentence, *self.broke):
+            layout.addWidget(widget)
         layout.addWidget(_split(self.plot, self.table, self), 1)
 
-    def draw(self) -> None:
-        item = self.plot.getPlotItem()
-        item.clear()
-        self.collapse_marks = []
-        for i, c in enumerate(self.result.drawn()):
-            colour = theme.client_colour(i, self.palette())
-            label = self.result.label(c)
-            add_curve(self.plot, [p.entries for p in c.points], [p.rate for p in c.points], colour, label, self)
-            if c.collapse.entries is not None:
-                self.collapse_marks.append(add_mark(self.plot, c.collapse.entries, collapse_clause(label, c.collapse),
-                                                    colour, height=0.6 - 0.12 * i))  # fmt: skip
-        from_zero(item.vb)
+    def recolour(self) -> None:
+        for i, curve in enumerate(self.curves):
+            recolour_curve(curve, theme.client_colour(i, self.palette()), self)
+        for i, mark in zip(self._marked, self.collapse_marks, strict=True):
+            mark.recolour(theme.client_colour(i, self.palette()))
 
 
 class LadderCompare(_StudyView):
@@ -184,17 +198,9 @@ class LadderCompare(_StudyView):
         self.plots = (self.plot,)
         self.curves: list[pg.PlotDataItem] = []
         self.knee_marks: list[Mark] = []
-        self.draw()
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.held)
-        layout.addWidget(self.sentence)
-        layout.addWidget(self.plot, 1)
-
-    def draw(self) -> None:
-        self.plot.getPlotItem().clear()
-        tick_loads(self.plot, (st.load for ld in self.ladders.values() for st in ld.steps))
-        self.curves, self.knee_marks = [], []
-        for i, (side, ld) in enumerate(self.ladders.items()):
+        self._marked: list[int] = []
+        tick_loads(self.plot, (st.load for ld in ladders.values() for st in ld.steps))
+        for i, (side, ld) in enumerate(ladders.items()):
             colour = theme.client_colour(i, self.palette())
             ok = [st for st in ld.steps if st.throughput_bps is not None]
             held = held_text(ld.config)
@@ -203,7 +209,18 @@ class LadderCompare(_StudyView):
             if ld.knee.load is not None:  # below the legend (top left), one above the other, two lines: narrow
                 self.knee_marks.append(add_mark(self.plot, ld.knee.load, f"{side} ({held}):\n{knee_label(ld)}", colour,
                                                 log_x=True, height=0.72 - 0.22 * i))  # fmt: skip
+                self._marked.append(i)
         from_zero(self.plot.getPlotItem().vb)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.held)
+        layout.addWidget(self.sentence)
+        layout.addWidget(self.plot, 1)
+
+    def recolour(self) -> None:
+        for i, curve in enumerate(self.curves):
+            recolour_curve(curve, theme.client_colour(i, self.palette()), self)
+        for i, mark in zip(self._marked, self.knee_marks, strict=True):
+            mark.recolour(theme.client_colour(i, self.palette()))
 
 
 def study_view(store: Store, session_id: int, parent: QWidget | None = None) -> LadderView | DirsView | None:
