@@ -14,7 +14,7 @@ import pytest
 
 from app.events import EventBus
 from app.hosts import HostPool, SshSettings
-from app.store import JournalState, SessionState, Store, TrialState
+from app.store import JournalState, SessionState, Store, StoreError, TrialState
 from app.sweep import Progress, SweepEngine, SweepSpec, TrialFinished
 from experiments.plan import Plan, Timing
 from experiments.workloads import MIB
@@ -96,7 +96,11 @@ def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_
             time.sleep(0.5)
             if not db.exists():
                 continue
-            with Store(db, readonly=True) as store:
+            try:
+                reading = Store(db, readonly=True)
+            except StoreError:  # the sweep made the file a moment ago: empty until its schema is written
+                continue
+            with reading as store:
                 trials = store.trials(1) if store.list_sessions() else []
                 done = [t for t in trials if t.state == TrialState.OK]
                 running = [t for t in trials if t.state == TrialState.RUNNING]
