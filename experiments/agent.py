@@ -958,6 +958,7 @@ class DirScaling(object):
 
     def prepare(self, ctx):
         self.dir = ctx.path("scale")
+        self._check_inodes(os.path.dirname(self.dir))
         try:
             os.mkdir(self.dir)
             for d in range(self.fanout if self.layout == "hashed" else 0):
@@ -965,6 +966,19 @@ class DirScaling(object):
         except OSError as exc:
             raise explain(exc, "creating %s" % self.dir)
         ctx.count = 0
+
+    def _check_inodes(self, where):
+        """Fail before the first create when the export cannot hold every entry (ext4 fixes its inode
+        count at mkfs): an hour of creates that ends in ENOSPC tells the admin nothing."""
+        try:
+            st = os.statvfs(where)
+        except OSError:
+            return  # the creates will say what is wrong
+        need = self.count + self.fanout + 1
+        if st.f_files and st.f_favail < need:  # f_files 0: the server does not count inodes
+            raise AgentFailure(errno.ENOSPC, "the export has %d free inodes (files) and this study needs %d: "
+                               "ask for fewer entries, or use an export with more inodes (ext4 fixes them "
+                               "at mkfs: -N or -i; XFS makes them as needed)" % (st.f_favail, need))
 
     def _path(self, i):
         name = "f%09d" % i

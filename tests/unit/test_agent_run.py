@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 from pathlib import Path
@@ -237,3 +238,13 @@ def test_the_stream_parses_into_typed_events(python: str, tmp_path: Path) -> Non
     assert code == 0 and stream.summary is not None and not stream.garbage
     assert stream.summary.bytes_written == 2 * MIB
     assert stream.samples == len(run.of_type("sample")) and len(events) == len(run.seen)
+
+
+def test_dir_scaling_refuses_a_count_the_export_has_no_inodes_for_before_creating_anything(python: str, tmp_path: Path) -> None:
+    free = os.statvfs(tmp_path).f_favail
+    assert os.statvfs(tmp_path).f_files, f"{tmp_path}'s filesystem counts no inodes: this test needs one that does"
+    run, code = run_to_end(python, {"mode": "dir_scaling", "dir": str(tmp_path), "count": free + 10})
+    err = run.of_type("error")[0]
+    assert code == 1 and err["errno"] == errno.ENOSPC
+    assert "free inodes" in err["message"] and f"needs {free + 10 + 2}" in err["message"]
+    assert not run.of_type("sample") and leftovers(tmp_path) == []
