@@ -46,7 +46,13 @@ SPACE: dict[str, tuple[str, str]] = {
     "nconnect": ("1", "4"),
     "read_ahead_kb": ("128", "8192"),
     "mtu": ("1500", "9000"),
-}
+    "export_wdelay": ("wdelay", "no_wdelay"),
+    "nocto": ("cto", "nocto"),
+    "actimeo": ("0", "60"),
+    "dirty_bytes": ("16M", "1G"),
+    "dirty_background": ("4M", "256M"),
+    "rpc_slots": ("16", "65536"),
+}  # a low and a high value of every knob in the catalog (tests/unit/test_soak_space.py checks it)
 WORKLOADS = ("seq_read", "seq_write", "small_files", "mixed", "seq_read", "seq_write")
 CLIENTS = ("lab-client1", "lab-client2")
 
