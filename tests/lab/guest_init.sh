@@ -158,7 +158,9 @@ if [ "$lab_role" = server ]; then
     # million entries per layout fits (benchmarks/dir_scaling.py).
     run mkfs.ext4 -q -F -N 2500000 -E lazy_itable_init=1,lazy_journal_init=1 -L labexport /dev/md0
     mkdir -p /srv/nfs
-    run mount -o noatime /dev/md0 /srv/nfs
+    # noinit_itable: no background zeroing of the 2.5 million inodes' tables (640 MB through the
+    # RAID) while the lab runs; the members are fresh sparse files, zero already.
+    run mount -o noatime,noinit_itable /dev/md0 /srv/nfs
     chmod 1777 /srv/nfs
 
     step nfsd
