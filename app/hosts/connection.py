@@ -11,6 +11,7 @@ from pathlib import Path
 import asyncssh
 
 from app.hosts.errors import (
+    command_text,
     AuthFailed,
     ChannelsExhausted,
     CommandTimeout,
@@ -275,7 +276,7 @@ class HostConnection:
         self, argv: Sequence[str], wire: Sequence[str], stdin: str | None, timeout: float | None
     ) -> CommandResult:
         limit = self.settings.command_timeout if timeout is None else timeout
-        shown = shlex.join(argv)  # what errors show: without sudo's flags or password
+        shown = command_text(argv)  # what errors show: without sudo's flags or password
         async with self._channels:
             conn = await self._session()
             proc = await self._create(conn, wire)

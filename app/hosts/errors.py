@@ -6,6 +6,7 @@ went wrong and the next step; none of them ever contains a password.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -203,3 +204,18 @@ class UnreadableReply(HostError):
             "The other hosts are not affected. Check the host's shell start-up files for output "
             "and run the discovery again.",
         )
+
+
+LONG_ARG = 80  # characters of one argument an error shows; a script sent with -c is thousands
+
+
+def command_text(argv: Sequence[str]) -> str:
+    """A command as errors show it: shell-quoted, each long argument (an inline script) cut to its first
+    line with its length, so the sentence around it stays readable."""
+    shown = []
+    for arg in argv:
+        if len(arg) > LONG_ARG:
+            first = arg.strip().splitlines()[0] if arg.strip() else ""
+            arg = f"<{first[:48]}… ({len(arg):,} characters)>"
+        shown.append(arg)
+    return shlex.join(shown)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import asyncssh
 
-from app.hosts.errors import CommandTimeout, ConnectionLost
+from app.hosts.errors import CommandTimeout, ConnectionLost, command_text
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class RemoteProcess:
         try:
             line = await self._proc.stdout.readline()
         except (asyncssh.Error, OSError, asyncio.IncompleteReadError) as exc:
-            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}") from exc
+            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}") from exc
         if not line and self._is_lost():
-            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
+            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}")
         return line
 
     def __aiter__(self) -> AsyncIterator[str]:
@@ -94,7 +94,7 @@ class RemoteProcess:
         try:
             return await self._proc.stderr.read()
         except (asyncssh.Error, OSError) as exc:
-            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}") from exc
+            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}") from exc
 
     @property
     def exit_status(self) -> int | None:
@@ -107,7 +107,7 @@ class RemoteProcess:
             self.terminate()
             raise CommandTimeout(self.host, shlex.join(self.argv), timeout or 0) from exc
         if done.exit_status is None and self._is_lost():
-            raise ConnectionLost(self.host, f"while running {shlex.join(self.argv)!r}")
+            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}")
         return CommandResult(done.exit_status, str(done.stdout or ""), str(done.stderr or ""), self.argv)
 
     def terminate(self) -> None:
