@@ -20,9 +20,15 @@ from app.knobs.targets import KernelFileTarget, read_text
 
 DIRTY_FILES = {"dirty_bytes": "/proc/sys/vm/dirty_bytes", "dirty_background": "/proc/sys/vm/dirty_background_bytes"}
 SLOTS_FILE = "/proc/sys/sunrpc/tcp_max_slot_table_entries"
+SYSCTL_FILES = {**DIRTY_FILES, "rpc_slots": SLOTS_FILE}  # knob -> its file, in the order they are applied
 # knob -> its sysctl name: "dirty_background" -> "vm.dirty_background_bytes"
-SYSCTL_NAMES = {k: p.removeprefix("/proc/sys/").replace("/", ".") for k, p in (*DIRTY_FILES.items(), ("rpc_slots", SLOTS_FILE))}
-CLIENT_SYSCTLS = (*DIRTY_FILES, "rpc_slots")  # knob names, in the order they are applied
+SYSCTL_NAMES = {k: p.removeprefix("/proc/sys/").replace("/", ".") for k, p in SYSCTL_FILES.items()}
+CLIENT_SYSCTLS = tuple(SYSCTL_FILES)  # knob names
+
+
+def in_force(in_bytes: int, ratio: int) -> Value:
+    """A dirty-page limit as the kernel applies it: the byte count, or when that is 0 the ratio ("20%")."""
+    return in_bytes if in_bytes else f"{ratio}%"
 
 
 def ratio_value(value: Value) -> int | None:
@@ -55,9 +61,9 @@ class DirtyLimitTarget:
 
     async def read(self, conn: HostConnection) -> Value:
         in_bytes = as_int(await read_text(conn, self.path), self.path)
-        if in_bytes:
+        if in_bytes:  # the ratio is 0 then: no second read
             return in_bytes
-        return f"{as_int(await read_text(conn, self.ratio_path), self.ratio_path)}%"
+        return in_force(0, as_int(await read_text(conn, self.ratio_path), self.ratio_path))
 
     def set_steps(self, value: Value) -> list[Step]:
         if (ratio := ratio_value(value)) is not None:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from app.facts import HostFacts
 from app.facts.model import NfsMount
 from app.knobs.catalog import SPECS
-from app.knobs.client_sysctls import DIRTY_FILES, SLOTS_FILE, SYSCTL_NAMES
+from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
 from app.knobs.model import KnobSpec
 from app.knobs.targets import MountOptions, export_wdelay
 
@@ -87,7 +87,7 @@ def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = 
         }
         for knob, value in values.items():
             rows.append(_row(SPECS[knob], facts, where, value))
-        for knob, path in (*DIRTY_FILES.items(), ("rpc_slots", SLOTS_FILE)):
+        for knob, path in SYSCTL_FILES.items():
             rows.append(_row(SPECS[knob], facts, path, client_sysctl_now(facts.sysctls, knob)))
         for name, mtu in _facing_nic(facts):
             rows.append(_row(SPECS["mtu"], facts, name, mtu))
@@ -100,11 +100,10 @@ def client_sysctl_now(sysctls: dict[str, int], knob: str) -> str | None:
     if not name.endswith("_bytes"):
         value = sysctls.get(name)
         return None if value is None else str(value)
-    in_bytes = sysctls.get(name)
-    if in_bytes:
-        return str(in_bytes)
-    ratio = sysctls.get(name.removesuffix("_bytes") + "_ratio")
-    return None if in_bytes is None or ratio is None else f"{ratio}%"
+    in_bytes, ratio = sysctls.get(name), sysctls.get(name.removesuffix("_bytes") + "_ratio")
+    if in_bytes is None or (not in_bytes and ratio is None):
+        return None
+    return str(in_force(in_bytes, ratio or 0))
 
 
 def format_rows(rows: list[KnobRow]) -> str:

@@ -57,11 +57,15 @@ class Validity:
 
 def _short(bound: int | None) -> str:
     """A bound of a million or more in whole MiB or GiB as the value parser takes it (1M–64G), else as is."""
-    if bound is not None and bound >= 1 << 20:
-        for suffix, scale in (("G", 1 << 30), ("M", 1 << 20)):
-            if bound % scale == 0:
-                return f"{bound // scale}{suffix}"
-    return str(bound)
+    return (size_text(bound) if bound is not None and bound >= 1 << 20 else None) or str(bound)
+
+
+def size_text(value: int) -> str | None:
+    """'64M', '1G': a byte count in whole GiB or MiB as the value parser reads it; None when not whole."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20)):
+        if value and value % scale == 0:
+            return f"{value // scale}{suffix}"
+    return None
 
 
 @dataclass(frozen=True)

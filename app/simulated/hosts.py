@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from app.events import EventBus, SamplesBatch, TelemetryBatch
 from app.facts.model import HostFacts
 from app.hosts import ConnectionRefused, UnknownHostKey
-from app.knobs.client_sysctls import DIRTY_FILES, SLOTS_FILE
+from app.knobs.client_sysctls import SYSCTL_FILES
 from app.knobs.model import KnobError, Value
 from app.knobs.recovery import Pending
 from app.knobs.targets import MountOptions
@@ -45,7 +45,6 @@ SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync", "expo
 TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
            "export_sync": f"10.0.0.0/24:{world.EXPORT}", "export_wdelay": f"10.0.0.0/24:{world.EXPORT}",
            "mtu": "eth0"}  # fmt: skip
-CLIENT_TARGETS = {**DIRTY_FILES, "rpc_slots": SLOTS_FILE}
 
 
 @dataclass
@@ -141,7 +140,7 @@ class SimulatedApplier:
         if held is not None and held[1] is not None:
             self.journal.revert(held[1])
         changed = str(value) != str(world.TODAY[knob])
-        jid = self.journal.apply(client, knob, CLIENT_TARGETS[knob], world.TODAY[knob], value) if changed else None
+        jid = self.journal.apply(client, knob, SYSCTL_FILES[knob], world.TODAY[knob], value) if changed else None
         self._held_clients[(client, knob)] = (value, jid)
 
     def _release_mounts(self) -> None:

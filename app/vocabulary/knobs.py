@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.knobs.catalog import ONE_WRITER, SPECS
+from app.knobs.model import size_text
 from app.knobs.values import BadValue, parse_value
 from app.vocabulary.figures import MISSING
 from app.vocabulary.stored import data_text
@@ -48,10 +49,7 @@ def _size(knob: str, value: object) -> str | None:
     spec = SPECS.get(knob)
     if spec is None or spec.unit != "bytes" or not isinstance(value, int) or isinstance(value, bool) or value < 16 << 20:
         return None
-    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20)):
-        if value % scale == 0:
-            return f"{value // scale}{suffix}"
-    return None
+    return size_text(value)
 
 
 def knob_values_text(knob: str, values: Iterable[Any]) -> str:
