@@ -21,6 +21,7 @@ import collections
 import json
 import random
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from tests.lab.lab import Lab  # noqa: E402
 # Two values per knob, far apart, each one the lab accepts.
 SPACE: dict[str, tuple[str, str]] = {
     "nfsd_threads": ("2", "32"),
+    "max_block_size": ("65536", "1048576"),
     "export_sync": ("sync", "async"),
     "stripe_cache_size": ("256", "4096"),
     "rsize": ("32768", "1048576"),
@@ -84,10 +86,23 @@ def main() -> int:
     rounds = 0
     kicked_before = {name: len(lines) for name, lines in lab.kicks().items()}
     started = time.monotonic()
+    # SIGTERM or Ctrl-C: the running sweep is asked to stop (it puts its changes back), then the
+    # soak ends as if its trials were done: mounts put back, the summary printed.
+    running: list[subprocess.Popen[str] | None] = [None]
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+        print(f"signal {signum}: stopping after this sweep", flush=True)
+        if (child := running[0]) is not None:
+            child.send_signal(signal.SIGTERM)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
     with ExitStack() as stack:
         for client in CLIENTS:
             stack.enter_context(without_standing_mounts(lab.ssh_config, client, "lab-server"))
-        while sum(states.values()) < args.trials:
+        while sum(states.values()) < args.trials and not stopping:
             rounds += 1
             names = rng.sample(sorted(SPACE), 2)
             if rounds % 2 == 0 and "mtu" not in names:
@@ -97,20 +112,24 @@ def main() -> int:
             argv = [str(REPO / ".venv" / "bin" / "nfs-tuner"), "--db", str(db), "sweep", "--json",
                     "--ssh-config", str(lab.ssh_config), "--server", "lab-server", "--strategy", "grid",
                     "--repetitions", "1", "--max-repetitions", "1", "--duration", str(args.duration),
-                    "--file-size", str(args.file_size), "--no-ceilings", "--async-opt-in", "--workload", workload,
+                    "--file-size", str(args.file_size), "--no-ceilings", "--async-opt-in", "--restart-opt-in", "--workload", workload,
                     *(x for c in clients for x in ("--client", c)),
                     *(x for n in names for x in ("--knob", f"{n}={','.join(SPACE[n])}"))]  # fmt: skip
             label = f"round {rounds}: {workload} on {'+'.join(clients)} over {', '.join(names)}"
             print(label, flush=True)
+            proc = running[0] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-                out = json.loads(proc.stdout) if proc.stdout.strip() else {}
+                stdout, stderr = proc.communicate(timeout=1800)
+                out = json.loads(stdout) if stdout.strip() else {}
             except (subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-                out, proc = {}, None
+                proc.kill()
+                stdout, stderr = proc.communicate()
+                out = {}
                 failures.append(f"{label}: {type(exc).__name__}")
-            if proc is not None and (proc.returncode not in (0, 1, 3) or not out.get("trials")):
+            running[0] = None
+            if proc.returncode not in (0, 1, 3, 128 + signal.SIGTERM) or not out.get("trials"):
                 # exit 1 with no trial in the answer is a sweep that never ran, not a finding
-                failures.append(f"{label}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+                failures.append(f"{label}: exit {proc.returncode}: {stderr.strip()[-300:]}")
             for t in out.get("trials", []):
                 states[t["state"]] += 1
                 if t["state"] != "ok":
@@ -127,7 +146,8 @@ def main() -> int:
                     lab.ssh(client, "umount /mnt/lab 2>/dev/null || true")
             print(f"  {dict(states)} after {time.monotonic() - started:.0f} s", flush=True)
     total = sum(states.values())
-    print(f"\n{total} trials in {rounds} sweeps, {time.monotonic() - started:.0f} s; sessions in {db}")
+    print(f"\n{total} trials in {rounds} sweeps, {time.monotonic() - started:.0f} s; sessions in {db}"
+          + (f" (stopped early by signal {stopping[0]})" if stopping else ""))
     print(f"trial states: {dict(states)}")
     with sqlite3.connect(db) as conn:  # the database's own account, which nothing above can miss
         stored = dict(conn.execute("SELECT state, COUNT(*) FROM trials GROUP BY state").fetchall())

@@ -19,6 +19,7 @@ SAFETY_COLOURS = {  # by app.knobs.model.Safety: the text colour of a badge, rea
     Safety.SERVICE: "#1e78c8",
     Safety.CONNECTIVITY: "#d2691e",
     Safety.COHERENCE: "#d2691e",  # a caution like connectivity's: right for some data only
+    Safety.RESTART: "#d2691e",  # a caution: every client pauses, but nothing is lost
     Safety.DATA_RISK: "#d03030",
 }
 ERROR_COLOUR = SAFETY_COLOURS[Safety.DATA_RISK]

@@ -181,3 +181,11 @@ ssh_config = _checked(_ssh_config, "the SSH config")
 
 session_id = whole_number("a session id, a whole number", 1)
 journal_id = whole_number("a journal entry id, a whole number", 1)
+
+
+def opt_in_arguments(p: argparse.ArgumentParser) -> None:
+    """The two opt-ins a run's riskier knobs need, the same on every command that changes hosts."""
+    p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    p.add_argument("--restart-opt-in", action="store_true",
+                   help="allow max_block_size, which restarts nfsd for each change (NFSv4 clients wait out its "
+                        "grace period)")

@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
     q.add_argument("--link-mbps", type=arguments.finite_positive_float("MB/s", MAX_LINK_MBPS), metavar="MB/s",
                    help="link ceiling per client (else the measured TCP ceiling): the NIC figure's 100 %%")
     q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
-    q.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    arguments.opt_in_arguments(q)
     q.add_argument("--json", action="store_true", help="print every step, the knee and the layer as JSON")
     q.set_defaults(func=main)
     _register_dirs(studies)
@@ -92,7 +92,7 @@ def _register_dirs(studies: Any) -> None:
                    help="the directory layout to grow (default both)")
     _knob_argument(q, "study")
     q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
-    q.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    arguments.opt_in_arguments(q)
     q.add_argument("--json", action="store_true", help="print every point of every curve and the collapse as JSON")
     q.set_defaults(func=main_dirs)
 
@@ -127,7 +127,7 @@ def _held_knobs(args: argparse.Namespace, study: str) -> dict[str, str]:
 def choices_from_args(args: argparse.Namespace) -> PlanChoices:
     """The ladder's choices; ValueError on a knob given twice."""
     return PlanChoices(knobs=_held_knobs(args, "ladder"), workloads=(args.workload,), repetitions=1, duration_s=args.duration,
-                       allow_async=args.async_opt_in, file_size=int(args.file_size) * MIB,
+                       allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, file_size=int(args.file_size) * MIB,
                        link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
                        measure_ceilings=not args.no_ceilings)  # fmt: skip
 
@@ -213,7 +213,7 @@ def dirs_layouts(args: argparse.Namespace) -> tuple[str, ...]:
 def dirs_choices(args: argparse.Namespace) -> PlanChoices:
     """The directory study's choices; ValueError on a knob given twice."""
     return PlanChoices(knobs=_held_knobs(args, "directory study"), workloads=("dir_scaling",), repetitions=1,
-                       allow_async=args.async_opt_in, measure_ceilings=not args.no_ceilings)  # fmt: skip
+                       allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, measure_ceilings=not args.no_ceilings)  # fmt: skip
 
 
 async def _run_dirs(args: argparse.Namespace, store: Store, bus: EventBus) -> int:

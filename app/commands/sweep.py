@@ -75,7 +75,7 @@ def register(subparsers: Any) -> None:
                    help="link ceiling per client: faster trials are broken")
     p.add_argument("--no-ceilings", action="store_true",
                    help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
-    p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    arguments.opt_in_arguments(p)
     p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
     p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
@@ -103,7 +103,7 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
     return PlanChoices(
         knobs=knobs, workloads=tuple(args.workload or DEFAULTS.workloads), strategy=args.strategy,
         repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,
-        allow_async=args.async_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
+        allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
         goal=_goal_name(args), p99_max_ms=args.p99_max_ms, load_iops=args.load_iops,
     )  # fmt: skip

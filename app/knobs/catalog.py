@@ -18,6 +18,9 @@ SLOTS_NOTE = ("Applies to connections made after it is set (the test mount's own
               "theirs). The kernel's default, 65536, grows each connection's table as needed; a lower cap "
               "bounds the requests one connection keeps in flight.")
 _MIB = 1 << 20
+RESTART_NOTE = ("nfsd takes a new value only while stopped: each change stops and restarts it (its threads and "
+                "listeners as they were), and every NFSv4 client then waits out the grace period "
+                "(nfsv4gracetime, 90 s by default) before opening files. Needs an explicit opt-in.")
 ACTIMEO_RISK = (f"Cache coherence: attributes (size, mtime) may be stale for up to actimeo seconds, so a client "
                 f"may miss another client's change for that long. {ONE_WRITER}")
 
@@ -30,6 +33,13 @@ SPECS: dict[str, KnobSpec] = {
                      minimum=1, maximum=1024),
             Safety.SERVICE, "Too few threads make requests wait (pool_stats); 0 would stop the service.",
             (8, 16, 32, 64),
+        ),
+        KnobSpec(
+            "max_block_size", "nfsd max block size", Scope.SERVER, "bytes",
+            Validity("the largest read or write nfsd offers; caps the clients' rsize and wsize (4 KiB–1 MiB)",
+                     choices=_SIZES),
+            Safety.RESTART, RESTART_NOTE,
+            (65536, 262144, 1048576),
         ),
         KnobSpec(
             "export_sync", "export sync/async", Scope.SERVER, "",

@@ -109,7 +109,10 @@ class ChangeJournal:
                 self.session_id, host, target.spec.name, target.target, old, value, detail=f"deadman={self.token}"
             )
             applied = Applied(target.spec.name, host, target.target, old, value, None, jid)
-            held = _Held(applied, target, target.restore_steps(old))
+            # The value already in force: nothing to make or put back (a max_block_size "change" would
+            # otherwise restart nfsd twice for nothing). A test mount's old value is never its options.
+            unchanged = str(old) == str(value)
+            held = _Held(applied, target, [] if unchanged else target.restore_steps(old))
             try:
                 state = await self._host(conn)
                 await self._sync_restore(state, [held])
@@ -117,7 +120,7 @@ class ChangeJournal:
                 self.store.journal_update(jid, JournalState.DISMISSED, f"not made: {exc}")
                 raise
             try:
-                for step in target.set_steps(value):
+                for step in [] if unchanged else target.set_steps(value):
                     await self._run(conn, step)
                 applied.effective = await target.read(conn)
             except (KnobError, HostError) as exc:

@@ -12,6 +12,7 @@ from app.facts.model import NfsMount
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
 from app.knobs.model import KnobSpec
+from app.knobs.nfsd_restart import BLOCK_SIZE_FILE
 from app.knobs.targets import MountOptions, export_wdelay
 
 
@@ -60,7 +61,8 @@ def _facing_nic(facts: HostFacts) -> list[tuple[str, int | None]]:
 
 
 def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = None) -> list[KnobRow]:
-    rows = [_row(SPECS["nfsd_threads"], server, "/proc/fs/nfsd/threads", server.nfsd.threads)]
+    rows = [_row(SPECS["nfsd_threads"], server, "/proc/fs/nfsd/threads", server.nfsd.threads),
+            _row(SPECS["max_block_size"], server, BLOCK_SIZE_FILE, server.nfsd.max_block_size)]
     for e in server.exports:
         if export is None or e.path == export:
             rows.append(_row(SPECS["export_sync"], server, f"{e.client}:{e.path}", "async" if e.is_async else "sync"))

@@ -24,6 +24,7 @@ class Safety(StrEnum):
     MEMORY = "memory"  # costs RAM on the host
     SERVICE = "service"  # a wrong value stops or starves a service
     COHERENCE = "cache-coherence"  # a client may see stale files another client changed
+    RESTART = "service-restart"  # restarts the service: every client waits out NFSv4's grace period; opt-in
 
 
 @dataclass(frozen=True)

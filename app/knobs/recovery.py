@@ -17,6 +17,7 @@ from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
 from app.knobs.deadman import fired_report, forget, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget
 from app.knobs.targets import ExportOptionTarget, KernelFileTarget, ScratchMount, Target
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
@@ -44,6 +45,8 @@ def target_for(entry: JournalEntry) -> Target:
         return ExportOptionTarget(path, client, SPECS[entry.knob])
     if entry.knob == "mtu":
         return MtuTarget(entry.target)
+    if entry.knob == "max_block_size":
+        return NfsdBlockSizeTarget()  # restarts with the threads and listeners it reads now
     if entry.knob in CLIENT_SYSCTLS:
         return client_sysctl(entry.knob, entry.target)
     if entry.knob == "test_mount":
@@ -108,6 +111,9 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     if isinstance(target, ExportOptionTarget):
         await target.read(conn)  # learn the export's other options, then set the old mode
         steps = target.set_steps(entry.old_value)
+    elif isinstance(target, NfsdBlockSizeTarget):
+        await target.read(conn)  # today's threads and listeners: the restart brings them back
+        steps = target.restore_steps(entry.old_value)
     else:
         steps = target.restore_steps(entry.old_value)
     priv = await conn.privilege()

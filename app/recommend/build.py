@@ -252,6 +252,7 @@ def recommend_objective(
             ev.stability_change(chosen, base, unit),
             ev.stripe_cache_sentence(chosen, base, chosen_tel, base_tel),
             ev.wdelay_sentence(chosen, base),
+            ev.block_size_sentence(chosen, base),
         ):
             if sentence:
                 lines.append(sentence)

@@ -122,6 +122,20 @@ def wdelay_sentence(best: ConfigResult, baseline: ConfigResult) -> str | None:
             f"{'; ' + where[mode] if mode in where else ''}.")
 
 
+def block_size_sentence(best: ConfigResult, baseline: ConfigResult) -> str | None:
+    """nfsd's max_block_size caps what the clients asked for, and takes a restart to change."""
+    change = _changed(best, baseline, "max_block_size")
+    if change is None:
+        return None
+    cap = int(str(change[1]))
+    cut = [f"{k} {knob_value_text(k, v)}" for k in ("rsize", "wsize")
+           if (v := best.config.get(k)) is not None and int(str(v)) > cap]  # fmt: skip
+    asked = f" ({', '.join(cut)} asked for is cut to it)" if cut else ""
+    return (f"{change_text('max_block_size', *change)}: nfsd offers reads and writes of at most "
+            f"{knob_value_text('max_block_size', cap)} bytes{asked}. It takes effect only when nfsd starts (the "
+            "snippet's drop-in), and every NFSv4 client then waits out the grace period: restart in a quiet hour.")
+
+
 def stripe_cache_sentence(
     best: ConfigResult, baseline: ConfigResult, best_tel: TelemetryDigest | None, base_tel: TelemetryDigest | None
 ) -> str | None:

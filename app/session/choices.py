@@ -10,6 +10,10 @@ from app.sweep.spec import EXPORT_KNOBS, MOUNT_KNOBS, SWEEPABLE
 from app.vocabulary import WORKLOAD_WORDS, knob_value_text, knob_values_text, workload_label
 
 
+# Safety classes swept only after their own opt-in: async exports may lose data; a restart pauses clients.
+OPT_INS = {Safety.DATA_RISK: "async", Safety.RESTART: "restart"}
+
+
 @dataclass(frozen=True, slots=True)
 class KnobChoice:
     """A knob as the Plan page offers it: the catalog's spec and today's value."""
@@ -24,15 +28,19 @@ class KnobChoice:
         return self.spec.name
 
     @property
+    def opt_in(self) -> str | None:
+        """The opt-in the admin gives before this knob is swept ("async", "restart"), or None."""
+        return OPT_INS.get(self.spec.safety)
+
+    @property
     def needs_opt_in(self) -> bool:
-        """Swept only when the admin opted in (async exports may lose data)."""
-        return self.spec.safety is Safety.DATA_RISK
+        return self.opt_in is not None
 
     @property
     def on_by_default(self) -> bool:
-        """Safe-enough knobs; not those that risk data, the link or coherence, nor the export's own options
+        """Safe-enough knobs; not those that risk data, the link or coherence or restart nfsd, nor the export's own options
         (changing one re-exports it for every client that mounts it)."""
-        risky = (Safety.DATA_RISK, Safety.CONNECTIVITY, Safety.COHERENCE)
+        risky = (Safety.DATA_RISK, Safety.CONNECTIVITY, Safety.COHERENCE, Safety.RESTART)
         return self.spec.safety not in risky and self.spec.name not in EXPORT_KNOBS
 
 

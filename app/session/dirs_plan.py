@@ -36,6 +36,7 @@ def build_dirs(choices: PlanChoices, where: Where, entries: int, layouts: Sequen
                 min_runs=1, max_runs=1, seed=choices.seed, timing=choices.timing())  # fmt: skip
     return SweepSpec(
         where.server, where.clients, where.export, plan, server_address=where.server_address,
-        async_opt_in=choices.allow_async, measure_ceilings=choices.measure_ceilings, engine="agent",
+        async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart,
+        measure_ceilings=choices.measure_ceilings, engine="agent",
         dirs=tuple(layouts), entries=entries,
     )  # fmt: skip

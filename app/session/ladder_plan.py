@@ -47,6 +47,7 @@ def build_ladder(choices: PlanChoices, where: Where, max_streams: int) -> SweepS
                 min_runs=1, max_runs=1, seed=choices.seed, timing=choices.timing())  # fmt: skip
     return SweepSpec(
         where.server, where.clients, where.export, plan, server_address=where.server_address,
-        async_opt_in=choices.allow_async, file_size=choices.file_size, link_bps=choices.link_bps,
-        measure_ceilings=choices.measure_ceilings, engine=choices.engine, ladder=ladder_steps(max_streams),
+        async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart, file_size=choices.file_size,
+        link_bps=choices.link_bps, measure_ceilings=choices.measure_ceilings, engine=choices.engine,
+        ladder=ladder_steps(max_streams),
     )  # fmt: skip

@@ -33,6 +33,8 @@ NO_KNOB = "choose at least one knob to sweep"
 NO_WORKLOAD = "choose at least one workload"
 ASYNC_RISK = ("export_sync=async may lose acknowledged writes on a server crash: "
               "sweep it only with the async opt-in")  # fmt: skip
+RESTART_RISK = ("max_block_size restarts nfsd for each change, and every NFSv4 client waits out its grace period: "
+                "sweep it only with the restart opt-in")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class PlanChoices:
     max_repetitions: int | None = None  # at most, while the runs are noisy; None: 3 × repetitions
     duration_s: float | None = None  # the measuring cap of a trial; None: Timing's
     allow_async: bool = False  # the admin read the warning about async exports and opted in
+    allow_restart: bool = False  # the admin accepted nfsd restarts (max_block_size)
     seed: int = 0
     file_size: int = 256 * MIB  # data set per client
     engine: str = "agent"
@@ -104,6 +107,8 @@ def parse_knobs(choices: PlanChoices) -> tuple[dict[str, tuple[Value, ...]], dic
         spec = SPECS[name]
         if spec.safety is Safety.DATA_RISK and not choices.allow_async and "async" in map(str, knobs[name]):
             problems[name] = ASYNC_RISK
+        if spec.safety is Safety.RESTART and not choices.allow_restart:
+            problems[name] = RESTART_RISK
     return knobs, problems
 
 
@@ -170,6 +175,7 @@ def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value]
     )  # fmt: skip
     return SweepSpec(
         where.server, where.clients, where.export, plan, server_address=where.server_address,
-        async_opt_in=choices.allow_async, file_size=choices.file_size, link_bps=choices.link_bps,
-        measure_ceilings=choices.measure_ceilings, engine=choices.engine, goal=choices.goal_of(),
+        async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart, file_size=choices.file_size,
+        link_bps=choices.link_bps, measure_ceilings=choices.measure_ceilings, engine=choices.engine,
+        goal=choices.goal_of(),
     )  # fmt: skip

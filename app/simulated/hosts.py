@@ -32,6 +32,8 @@ from app.runner.run import Engine, Monitor
 from app.simulated import world
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
+from app.sweep.apply import SERVER_GROUPS
+from app.sweep.held import HeldChanges, Key
 from app.sweep.host_side import Applying, Journal, Prepared
 from app.sweep.spec import CLIENT_HOST_KNOBS, MOUNT_KNOBS, PHASED, SweepSpec
 from experiments.agent_protocol import AgentSummary, IntervalAggregator
@@ -41,8 +43,9 @@ from experiments.workloads import Telemetry, WorkloadSpec
 
 PHASED_S = 8.0  # simulated seconds a phased workload (small files, tree) takes
 SIM_PHASES = ("create", "stat", "read", "delete")
-SERVER_KNOBS = ("mtu", "nfsd_threads", "stripe_cache_size", "export_sync", "export_wdelay")
-TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
+SERVER_KNOBS = tuple(k for g in SERVER_GROUPS for k in g)
+TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "max_block_size": "/proc/fs/nfsd/max_block_size",
+           "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
            "export_sync": f"10.0.0.0/24:{world.EXPORT}", "export_wdelay": f"10.0.0.0/24:{world.EXPORT}",
            "mtu": "eth0"}  # fmt: skip
 
@@ -88,35 +91,24 @@ class SimulatedApplier:
         self.spec = spec
         self.state = state
         self.mount_point = mount_point
-        self._server: dict[str, tuple[Value, int | None]] = {}
+        self.held: HeldChanges[int] = HeldChanges(self._revert)  # (host, knob) -> its journal id, if changed
         self._clients: list[int] = []
-        self._held_clients: dict[tuple[str, str], tuple[Value, int | None]] = {}  # (client, knob) -> value, journal id
         self.refuse = refuse if refuse is not None else set()
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
         if refused := [f"{k}={v}" for k, v in config.items() if (k, str(v)) in self.refuse]:
             raise KnobError(f"the host refused {', '.join(refused)}")
         out = Applying()
+        for group in SERVER_GROUPS:  # held while unchanged, as the real hosts' are
+            await self.held.put_group([((self.spec.server, k), config[k]) for k in group if k in config], self._make)
         for knob in SERVER_KNOBS:
-            if knob not in config:
-                continue
-            held = self._server.get(knob)
-            if held is not None and str(held[0]) == str(config[knob]):
-                out.effective[knob] = config[knob]
-                continue
-            if held is not None and held[1] is not None:
-                self.journal.revert(held[1])
-            changed = str(config[knob]) != str(world.TODAY[knob])
-            host = self.spec.server
-            jid = self.journal.apply(host, knob, TARGETS[knob], world.TODAY[knob], config[knob]) if changed else None
-            self._server[knob] = (config[knob], jid)
-            self.state.server[knob] = config[knob]
-            out.effective[knob] = config[knob]
+            if knob in config:
+                self.state.server[knob] = out.effective[knob] = config[knob]
         self._release_mounts()
-        for client in self.spec.clients:  # the clients' kernel settings: held while unchanged, as the server's
+        for client in self.spec.clients:  # the clients' kernel settings, the same way
             for knob in CLIENT_HOST_KNOBS:
                 if knob in config:
-                    self._host_wide(client, knob, config[knob])
+                    await self.held.put_group([((client, knob), config[knob])], self._make)
                     out.effective[knob] = config[knob]
         options = MountOptions.from_values({k: config[k] for k in MOUNT_KNOBS if k in config}).option_string()
         for client in self.spec.clients:
@@ -126,22 +118,24 @@ class SimulatedApplier:
                                                         world.TODAY["read_ahead_kb"], config["read_ahead_kb"]))
             out.negotiated[client] = {("vers" if k == "nfsvers" else k): str(config.get(k, world.TODAY[k]))
                                       for k in MOUNT_KNOBS}  # fmt: skip
+            cap = int(config.get("max_block_size", world.TODAY["max_block_size"]))  # nfsd's cap, as a kernel's
+            for size in ("rsize", "wsize"):
+                out.negotiated[client][size] = str(min(int(out.negotiated[client][size]), cap))
         for knob in (*MOUNT_KNOBS, "read_ahead_kb"):
             if knob in config:
-                out.effective[knob] = config[knob]
+                out.effective[knob] = int(out.negotiated[self.spec.clients[0]][knob]) if knob in ("rsize", "wsize") else config[knob]
         self.state.mounts[self.mount_point] = {**self.state.server, **config}
         await asyncio.sleep(0)
         return out
 
-    def _host_wide(self, client: str, knob: str, value: Value) -> None:
-        held = self._held_clients.get((client, knob))
-        if held is not None and str(held[0]) == str(value):
-            return
-        if held is not None and held[1] is not None:
-            self.journal.revert(held[1])
-        changed = str(value) != str(world.TODAY[knob])
-        jid = self.journal.apply(client, knob, SYSCTL_FILES[knob], world.TODAY[knob], value) if changed else None
-        self._held_clients[(client, knob)] = (value, jid)
+    async def _make(self, key: Key, value: Value) -> list[int]:
+        host, knob = key
+        if str(value) == str(world.TODAY[knob]):
+            return []  # today's value: nothing to journal
+        return [self.journal.apply(host, knob, TARGETS.get(knob) or SYSCTL_FILES[knob], world.TODAY[knob], value)]
+
+    async def _revert(self, jid: int) -> None:
+        self.journal.revert(jid)
 
     def _release_mounts(self) -> None:
         for jid in reversed(self._clients):
@@ -151,10 +145,7 @@ class SimulatedApplier:
 
     async def release_clients(self) -> None:
         self._release_mounts()
-        for _value, jid in self._held_clients.values():
-            if jid is not None:
-                self.journal.revert(jid)
-        self._held_clients.clear()
+        await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)
 
 
 class SimulatedRunner:

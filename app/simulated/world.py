@@ -34,7 +34,7 @@ DISK_READ_BPS, DISK_WRITE_BPS = 610 * MB, 420 * MB
 HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-box")
 
 TODAY: dict[str, Value] = {
-    "nfsd_threads": 8, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
+    "nfsd_threads": 8, "max_block_size": 1 << 20, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
     "rsize": 1 << 20, "wsize": 1 << 20, "nfsvers": "4.2", "nconnect": 1, "read_ahead_kb": 128,
     "export_wdelay": "wdelay", "nocto": "cto", "actimeo": "3–60",  # actimeo: the kernel's own range, not one value
     "dirty_bytes": "20%", "dirty_background": "10%",  # the ratios in force: Linux's defaults
@@ -74,7 +74,8 @@ def facts(host: str, index: int) -> HostFacts:
         base, os=OsInfo("ubuntu", "Ubuntu", "24.04", "Ubuntu 24.04.1 LTS"), cpu_count=16, mem_total_kb=64 << 20,
         md_arrays=(md,), exports=(ExportEntry(EXPORT, "10.0.0.0/24", options),),
         export_filesystems=(ExportFilesystem(EXPORT, EXPORT, "ext4", "/dev/md0", "rw", md_array="md0"),),
-        nfsd=NfsdState(running=True, threads=int(TODAY["nfsd_threads"]), versions={"3": True, "4.2": True}),
+        nfsd=NfsdState(running=True, threads=int(TODAY["nfsd_threads"]), versions={"3": True, "4.2": True},
+                       max_block_size=int(TODAY["max_block_size"])),
         client_candidates=tuple(ClientCandidate(f"10.0.0.{11 + i}", f"Linux NFSv4.2 {c}") for i, c in
                                 enumerate(n for n in HOST_NAMES if is_client(n))),
     )
@@ -92,8 +93,8 @@ def throughput(config: Mapping[str, Value], workload: str) -> float:
 def _uncapped(config: Mapping[str, Value], workload: str) -> float:
     """``throughput`` before the link caps it: what the client's default streams would move."""
     f = 0.55 + 0.45 * min(1.0, math.log2(max(_num(config, "nfsd_threads"), 1.0)) / 6)
-    for size in ("rsize", "wsize"):
-        f *= 0.8 + 0.2 * min(1.0, _num(config, size) / (1 << 20))
+    for size in ("rsize", "wsize"):  # the server's max_block_size caps what the client asks for
+        f *= 0.8 + 0.2 * min(1.0, min(_num(config, size), _num(config, "max_block_size")) / (1 << 20))
     f *= 1.0 + 0.08 * math.log2(max(_num(config, "nconnect"), 1.0))
     if workload.startswith(("seq", "rew")) and workload not in WRITES:
         f *= 0.7 + 0.3 * min(1.0, _num(config, "read_ahead_kb") / 4096)

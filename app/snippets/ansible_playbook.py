@@ -15,7 +15,7 @@ import re
 import shlex
 from typing import Any
 
-from app.snippets import nfs_files, sysctl_conf, udev_rules
+from app.snippets import nfs_files, nfsd_service, sysctl_conf, udev_rules
 from app.snippets import quoting as q
 from app.snippets.model import Knobs, Snippet, SnippetContext
 from app.vocabulary import coherence_text
@@ -66,6 +66,11 @@ def server_play(config: Knobs, ctx: SnippetContext) -> list[str]:
         threads = int(config.get("nfsd_threads", 0))
         cmd = f"rpc.nfsd {threads}" if threads else "systemctl restart nfs-server"
         handlers += _task("apply nfsd threads", "ansible.builtin.command", {"cmd": cmd})
+    if "max_block_size" in config:  # at the next start of nfs-server: a restart, so the admin's to run
+        lines += _task("nfsd max_block_size at every start", "ansible.builtin.copy",
+                       {"dest": nfsd_service.DROPIN, "content": nfsd_service.dropin(config), "mode": "0644"},
+                       {"notify": _s("reload systemd units")})
+        handlers += _task("reload systemd units", "ansible.builtin.systemd", {"daemon_reload": True})
     path_re = '^\\s*"?' + re.escape(ctx.export_path) + '"?\\s'
     lines += _task("export line", "ansible.builtin.lineinfile",
                    {"path": "/etc/exports", "regexp": path_re, "line": nfs_files.exports_line(config, ctx)},

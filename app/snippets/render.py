@@ -9,6 +9,7 @@ from app.snippets.fio_job import fio_snippets
 from app.snippets.model import Knobs, Snippet, SnippetContext
 from app.snippets.network import mtu_snippets
 from app.snippets.nfs_files import nfs_snippets
+from app.snippets.nfsd_service import nfsd_service_snippets
 from app.snippets.sysctl_conf import sysctl_snippets
 from app.snippets.tuned_profile import tuned_snippets
 from app.snippets.udev_rules import udev_snippets
@@ -16,6 +17,7 @@ from app.snippets.udev_rules import udev_snippets
 
 _BUILDERS: tuple[tuple[str, str, Callable[[Knobs, SnippetContext], list[Snippet]]], ...] = (
     ("nfs", "/etc/fstab, /etc/exports and nfs.conf", nfs_snippets),
+    ("nfsd", "nfs-server drop-in", nfsd_service_snippets),
     ("udev", "udev rules", udev_snippets),
     ("sysctl", "client kernel settings", sysctl_snippets),
     ("mtu", "MTU settings", mtu_snippets),

@@ -17,10 +17,16 @@ from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, grace_wait
 from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
 from app.knobs.transport import check_fresh, check_mtu, mount_transport, nfs_connections, other_mounts_of
+from app.sweep.held import HeldChanges, Key
 from app.sweep.host_side import Applying
-from app.sweep.spec import CLIENT_HOST_KNOBS, EXPORT_KNOBS, MOUNT_KNOBS, SweepSpec
+from app.sweep.spec import CLIENT_HOST_KNOBS, EXPORT_KNOBS, MOUNT_KNOBS, RESTARTS, SweepSpec
+
+# The server's held knobs, group by group in the order applied (app.sweep.held): a max_block_size
+# restart brings back the threads it read, and each export option the option list it read.
+SERVER_GROUPS: tuple[tuple[str, ...], ...] = (("mtu",), ("nfsd_threads", *RESTARTS), ("stripe_cache_size",), EXPORT_KNOBS)
 
 
 class ConfigApplier:
@@ -40,14 +46,15 @@ class ConfigApplier:
         self.mount_point = mount_point
         self.md = md
         self.export_client = export_client
-        self._server: dict[str, tuple[Value, list[Applied]]] = {}
+        self.held: HeldChanges[Applied] = HeldChanges(journal.revert)  # (host, knob) -> the change set there
         self._clients: dict[str, list[Applied]] = {}
-        self._host_wide: dict[tuple[str, str], tuple[Value, Applied]] = {}  # (client, knob) -> what is set there
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
 
     def _server_target(self, knob: str):  # type: ignore[no-untyped-def]
         if knob == "nfsd_threads":
             return nfsd_threads()
+        if knob == "max_block_size":
+            return NfsdBlockSizeTarget()
         if knob == "stripe_cache_size":
             if not self.md:
                 raise KnobError(f"stripe_cache_size needs an md RAID array under {self.spec.export}; there is none")
@@ -63,50 +70,42 @@ class ConfigApplier:
             await self.journal.revert(item)
         items.clear()
 
-    async def _server_knob(self, knob: str, value: Value, out: Applying) -> None:
-        held = self._server.get(knob)
-        if held is not None and str(held[0]) == str(value):
-            out.effective[knob] = held[1][-1].effective if held[1] else value
-            return
-        if held is not None:
-            await self._revert(held[1])
+    async def _make(self, key: Key, value: Value) -> list[Applied]:
+        host, knob = key
         if knob == "mtu":
-            applied = await set_link_mtu(self.journal, self.pool, self.spec.server, self.spec.address,
-                                         list(self.spec.clients), int(value))  # fmt: skip
-        else:
-            applied = [await self.journal.apply(self.spec.server, self._server_target(knob), value)]
-        self._server[knob] = (value, applied)
-        out.effective[knob] = applied[-1].effective if applied else value
-        out.notes += [n for a in applied for n in a.notes]
+            return await set_link_mtu(self.journal, self.pool, self.spec.server, self.spec.address,
+                                      list(self.spec.clients), int(value))  # fmt: skip
+        target = client_sysctl(knob) if knob in CLIENT_HOST_KNOBS else self._server_target(knob)
+        return [await self.journal.apply(host, target, value)]
 
-    async def _export(self, config: Mapping[str, Value], out: Applying) -> None:
-        """The export's options: each restores the whole option list it read, so when one changes, all
-        held are put back (the last applied first) and applied again in order."""
-        if any(k in self._server and k in config and str(self._server[k][0]) != str(config[k]) for k in EXPORT_KNOBS):
-            for knob in reversed(EXPORT_KNOBS):
-                if (held := self._server.pop(knob, None)) is not None:
-                    await self._revert(held[1])
-        for knob in EXPORT_KNOBS:
-            if knob in config:
-                await self._server_knob(knob, config[knob], out)
+    async def _hold(self, host: str, group: tuple[str, ...], config: Mapping[str, Value], out: Applying) -> bool:
+        """Hold the group's knobs at ``config``'s values (app.sweep.held); True when one changed."""
+        members = [((host, k), config[k]) for k in group if k in config]
+        changed = False
+        for ((_, knob), value), (applied, made) in zip(members, await self.held.put_group(members, self._make), strict=True):
+            out.effective.setdefault(knob, applied[-1].effective if applied else value)
+            if made:
+                out.notes += [n for a in applied for n in a.notes]
+                changed = True
+        return changed
+
+    async def _restarted(self, out: Applying) -> None:
+        """After nfsd may have restarted: wait out its grace period, so the trial does not measure opens
+        waiting for it (none to wait when the value was already in force: nothing restarted)."""
+        try:
+            waited = await grace_wait(self.pool[self.spec.server])
+        except KnobError as exc:
+            out.notes.append(f"{exc}: this trial may have measured opens waiting for it")
+            return
+        if waited >= 1:
+            out.notes.append(f"nfsd restarted on {self.spec.server} for max_block_size; waited {waited:.0f} s for "
+                             "its NFSv4 grace period to end")  # fmt: skip
 
     async def _host_wide_knobs(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         """The client's kernel settings, before the mount (the slot table sizes connections made after
-        it); one is changed only when the trial's value differs from the one set."""
+        it); each is changed only when the trial's value differs from the one set."""
         for knob in CLIENT_HOST_KNOBS:
-            if knob not in config:
-                continue
-            held = self._host_wide.get((client, knob))
-            if held is not None and str(held[0]) == str(config[knob]):
-                out.effective.setdefault(knob, held[1].effective)
-                continue
-            if held is not None:
-                await self.journal.revert(held[1])
-                del self._host_wide[(client, knob)]
-            applied = await self.journal.apply(client, client_sysctl(knob), config[knob])
-            self._host_wide[(client, knob)] = (config[knob], applied)
-            out.effective.setdefault(knob, applied.effective)
-            out.notes += applied.notes
+            await self._hold(client, (knob,), config, out)
 
     async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
@@ -157,10 +156,9 @@ class ConfigApplier:
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
         out = Applying()
-        for knob in ("mtu", "nfsd_threads", "stripe_cache_size"):
-            if knob in config:
-                await self._server_knob(knob, config[knob], out)
-        await self._export(config, out)
+        for group in SERVER_GROUPS:
+            if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
+                await self._restarted(out)
         for client in self.spec.clients:
             await self._client(client, config, out)
         return out
@@ -170,5 +168,4 @@ class ConfigApplier:
         settings back (the journal reverts)."""
         for held in self._clients.values():
             await self._revert(held)
-        for key in list(self._host_wide):
-            await self.journal.revert(self._host_wide.pop(key)[1])
+        await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)

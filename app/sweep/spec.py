@@ -7,7 +7,7 @@ the hosts and workload sizes) read the same record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,11 +27,17 @@ PHASED = {"small_files", "tree", "dir_scaling"}
 SWEEPABLE = LOOPING | PHASED
 PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 10_000}}  # a trial's size, not a study's
 STUDY_S_PER_ENTRY = 0.01  # a directory study's trial counts as stuck past this per entry (create + delete)
-SERVER_KNOBS = ("nfsd_threads", "stripe_cache_size", "export_sync", "export_wdelay")
+SERVER_KNOBS = ("nfsd_threads", "max_block_size", "stripe_cache_size", "export_sync", "export_wdelay")
+RESTARTS = ("max_block_size",)  # a change restarts nfsd: an opt-in of its own (restart_opt_in)
 EXPORT_KNOBS = ("export_sync", "export_wdelay")  # options of the one export: applied in this order
 MOUNT_KNOBS = ("rsize", "wsize", "nfsvers", "nconnect", "nocto", "actimeo")
 PINNED = ("mtu", "nconnect", "rpc_slots")  # a client's other mount of the server pins them to its connection
 CLIENT_HOST_KNOBS = CLIENT_SYSCTLS  # host-wide on each client: held while unchanged, like the server's
+
+
+def restart_changes(knobs: Mapping[str, Sequence[object]], baseline: Mapping[str, object]) -> list[str]:
+    """The knobs of RESTARTS that ``knobs`` would set to a value other than ``baseline``'s (today's)."""
+    return [k for k in RESTARTS if any(str(v) != str(baseline.get(k)) for v in knobs.get(k, ()))]
 
 
 def workload_kind(name: str) -> str:
@@ -49,6 +55,7 @@ class SweepSpec:
     plan: Plan
     server_address: str = ""  # as the clients mount it; default: the server's SSH name
     async_opt_in: bool = False  # the admin accepted that async may lose acknowledged writes
+    restart_opt_in: bool = False  # the admin accepted that nfsd restarts (RESTARTS) for the sweep
     file_size: int = 256 * MIB  # per client data set
     block_size: int = 1 * MIB
     interval_s: float = 0.25
@@ -81,6 +88,9 @@ class SweepSpec:
         if "async" in tried and not self.async_opt_in and str(self.plan.baseline.get("export_sync")) != "async":
             raise ValueError("export_sync=async may lose acknowledged writes on a server crash: "
                              "sweep it only with --async-opt-in")
+        if not self.restart_opt_in and (restarts := restart_changes(self.plan.knobs, self.plan.baseline)):
+            raise ValueError(f"{', '.join(restarts)} restarts nfsd on {self.server} for each change, and NFSv4 "
+                             "clients wait out its grace period: sweep it only with --restart-opt-in")
         for w in self.plan.workloads:
             workload_kind(w)
         for kind, sizes in self.phased_sizes.items():

@@ -15,8 +15,9 @@ from app.knobs.model import InvalidValue, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
+from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, PORTLIST_FILE, THREADS_FILE, NfsdBlockSizeTarget, grace_wait
 from app.knobs.targets import (ABSENT, ExportOptionTarget, ExportSyncTarget, KernelFileTarget, MountOptions, ScratchMount,
-                               nfsd_threads, readahead, stripe_cache)  # fmt: skip
+                               nfsd_threads, read_text, readahead, stripe_cache)  # fmt: skip
 from app.store import JournalState, Store
 from tests.conftest import LabHandle
 
@@ -251,5 +252,41 @@ def test_client_kernel_settings_round_trip_and_the_displaced_ratio_comes_back(la
                 assert {e.state for e in store.journal()} == {JournalState.REVERTED}
                 await put(host, "/proc/sys/vm/dirty_bytes", lab_own[0])
                 await put(host, "/proc/sys/vm/dirty_background_bytes", lab_own[1])
+
+    run(scenario())
+
+
+def test_max_block_size_restarts_nfsd_as_it_was_and_caps_a_new_mount(lab: LabHandle, tmp_path: Path) -> None:
+    """The kernel takes it only while nfsd is stopped: the restart must bring back the same threads
+    and listeners (both address families), a mount made after takes the smaller size, and the
+    admin's own mount carries on once the grace period is over."""
+    settings = _settings(lab, tmp_path)
+    files = (BLOCK_SIZE_FILE, THREADS_FILE, PORTLIST_FILE)
+
+    def listening() -> list[str]:
+        out = lab.run("lab-server", "ss -Hltn 'sport = :2049'").stdout
+        return sorted(line.split()[3] for line in out.splitlines() if line.strip())
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                server = pool["lab-server"]
+                before = [await read_text(server, f) for f in files]
+                sockets = listening()
+                assert int(before[0]) > 65536 and sockets  # the lab's nfsd offers more than the value tried
+                journal = ChangeJournal(store, pool, deadman_timeout=60)
+                applied = await journal.apply("lab-server", NfsdBlockSizeTarget(), 65536)
+                assert applied.effective == 65536 and str(applied.old) == before[0].strip()
+                assert await fresh_read(settings, "lab-server", lambda c: read_text(c, THREADS_FILE)) == before[1]
+                assert listening() == sockets
+                assert await grace_wait(server) <= 40  # the lab's grace time is 10 s
+                mount = ScratchMount("lab-server", "/srv/nfs", "/mnt/nfs-tuner-mbs")
+                made = await journal.apply("lab-client1", mount, MountOptions(rsize=1 << 20, nfsvers="4.2").option_string())
+                assert ScratchMount.taken_options(made.effective)["rsize"] == "65536"
+                assert await journal.close() == []
+                assert [await fresh_read(settings, "lab-server", lambda c, f=f: read_text(c, f)) for f in files] == before
+                assert listening() == sockets
+                await grace_wait(server)
+        assert lab.run("lab-client1", "timeout 60 stat -c %i /mnt/lab/").returncode == 0  # the admin's mount
 
     run(scenario())

@@ -63,6 +63,29 @@ def test_async_needs_the_warning_answered_yes(qtbot, session, tmp_path) -> None:
     assert "export_sync" not in plan.choices().knobs
 
 
+def test_nfsd_restarts_have_their_own_opt_in_and_warning(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plan = to_plan(qtbot, session, tmp_path).wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    assert not plan.edits["max_block_size"].isEnabled()
+    plan.async_box.click()
+    qtbot.waitUntil(lambda: plan.async_warning is not None and plan.async_warning.isVisible())
+    assert plan.async_warning is not None
+    plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
+    assert not plan.edits["max_block_size"].isEnabled()  # async's yes is not a yes to restarts
+    plan.restart_box.click()
+    qtbot.waitUntil(lambda: plan.restart_warning is not None and plan.restart_warning.isVisible())
+    assert plan.restart_warning is not None and "grace period" in plan.restart_warning.text()
+    assert not plan.restart_box.isChecked()  # not before the answer
+    plan.restart_warning.button(QMessageBox.StandardButton.Yes).click()
+    assert plan.restart_box.isChecked() and plan.edits["max_block_size"].isEnabled()
+    plan.edits["max_block_size"].setText("64K, 1M")
+    built = plan.choices()
+    assert built.allow_restart and built.knobs["max_block_size"] == "64K, 1M" and plan.isComplete()
+    plan.restart_box.click()
+    assert "max_block_size" not in plan.choices().knobs and not plan.choices().allow_restart
+    assert "export_sync" in plan.choices().knobs  # the other opt-in stands
+
+
 def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
     window = to_plan(qtbot, session, tmp_path)
     wizard = window.wizard

@@ -150,8 +150,9 @@ class RecordingJournal:
 
 
 def test_when_one_export_option_changes_both_are_put_back_last_first_then_applied_again() -> None:
-    """Each restores the whole option list it read: putting back sync alone would undo no_wdelay unseen."""
-    from app.sweep.spec import SweepSpec
+    """Each restores the whole option list it read: putting back sync alone would undo no_wdelay unseen.
+    wdelay changing alone leaves sync held: sync's list was read before wdelay changed."""
+    from app.sweep.spec import EXPORT_KNOBS, SweepSpec
     from experiments.plan import Plan
 
     plan = Plan(knobs={"export_sync": ("sync", "async"), "export_wdelay": ("wdelay", "no_wdelay")}, strategy="grid")
@@ -160,15 +161,15 @@ def test_when_one_export_option_changes_both_are_put_back_last_first_then_applie
     applier = ConfigApplier(journal, {}, spec, "/mnt/nfs-tuner-t", export_client="10.0.0.0/24")  # type: ignore[arg-type]
 
     async def run() -> None:
-        await applier._export({"export_sync": "sync", "export_wdelay": "no_wdelay"}, Applying())
-        await applier._export({"export_sync": "sync", "export_wdelay": "no_wdelay"}, Applying())  # held: nothing
-        await applier._export({"export_sync": "async", "export_wdelay": "no_wdelay"}, Applying())
+        for sync, wdelay in (("sync", "no_wdelay"), ("sync", "no_wdelay"), ("async", "no_wdelay"), ("async", "wdelay")):
+            await applier._hold("srv", EXPORT_KNOBS, {"export_sync": sync, "export_wdelay": wdelay}, Applying())
 
     asyncio.run(run())
     assert journal.log == [
-        ("apply", "export_sync", "sync"), ("apply", "export_wdelay", "no_wdelay"),
+        ("apply", "export_sync", "sync"), ("apply", "export_wdelay", "no_wdelay"),  # the second trial: held, nothing
         ("revert", "export_wdelay", "no_wdelay"), ("revert", "export_sync", "sync"),
         ("apply", "export_sync", "async"), ("apply", "export_wdelay", "no_wdelay"),
+        ("revert", "export_wdelay", "no_wdelay"), ("apply", "export_wdelay", "wdelay"),  # sync read no wdelay: kept
     ]  # fmt: skip
 
 

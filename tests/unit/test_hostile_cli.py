@@ -125,9 +125,10 @@ def test_a_knob_value_that_is_not_one_the_knob_takes_is_refused(
 @pytest.mark.parametrize("text", ["128, 4K", "1M", "0x1000", "-1", "", "nan, 8", "1e400", "9" * 23])
 def test_the_cli_and_the_plan_page_agree_on_knob_values(capsys: pytest.CaptureFixture[str], knob: str, text: str) -> None:
     """The --knob parser refuses exactly what the Plan page refuses, in the same words."""
-    page = plan_problems(PlanChoices(knobs={knob: text}, allow_async=True))
+    page = plan_problems(PlanChoices(knobs={knob: text}, allow_async=True, allow_restart=True))
     try:
-        args = cli.parse(["sweep", "--server", "s", "--client", "c", "--knob", f"{knob}={text}", "--async-opt-in"])
+        args = cli.parse(["sweep", "--server", "s", "--client", "c", "--knob", f"{knob}={text}", "--async-opt-in",
+                     "--restart-opt-in"])
     except SystemExit as exc:
         assert exc.code == 2 and page.get(knob)
         assert f"argument --knob: {page[knob]}" in capsys.readouterr().err

@@ -29,6 +29,7 @@ ACCEPTED: dict[str, dict[str, Value]] = {
     "stripe_cache_size": {"128": 128, "601": 601},
     "rsize": {"4K": 4096, "1M": 1 << 20, "1MiB": 1 << 20, "32k": 32768, "4KB": 4096},
     "wsize": {"4K": 4096, "1M": 1 << 20, "1MiB": 1 << 20, "32k": 32768, "4KB": 4096},
+    "max_block_size": {"4K": 4096, "1M": 1 << 20, "1MiB": 1 << 20, "32k": 32768, "4KB": 4096},
     "nfsvers": {"4.2": "4.2", "3": "3"},
     "nconnect": {"+8": 8, "3": 3},
     "nocto": {"NOCTO": "nocto"},
@@ -89,9 +90,10 @@ def test_an_unknown_knob_is_refused_with_the_known_ones() -> None:
 @pytest.mark.parametrize("text", ["128, 4K", "1M", "0x1000", "-1", "", "nan, 8", "1e400", "9" * 23])
 def test_the_cli_and_the_plan_checks_agree(knob: str, text: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI's --knob and the Plan page's PlanChoices give the same verdict in the same words."""
-    page = plan_problems(PlanChoices(knobs={knob: text}, allow_async=True))
+    page = plan_problems(PlanChoices(knobs={knob: text}, allow_async=True, allow_restart=True))
     try:
-        args = parse(["sweep", "--server", "s", "--client", "c", "--knob", f"{knob}={text}", "--async-opt-in"])
+        args = parse(["sweep", "--server", "s", "--client", "c", "--knob", f"{knob}={text}", "--async-opt-in",
+                     "--restart-opt-in"])
     except SystemExit as exc:  # the --knob parser refuses it: argparse's usage error, in the page's words
         assert exc.code == 2 and page.get(knob)
         assert f"argument --knob: {page[knob]}" in capsys.readouterr().err

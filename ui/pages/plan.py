@@ -6,6 +6,7 @@ which lists what the run changes on each host, and only on its explicit "Start r
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor
@@ -57,6 +58,32 @@ ASYNC_WARNING = (
     "corrupted, silently.</p><p>nfs-tuner will measure async only if you agree, and will never "
     "recommend it without this warning. Include async in the sweep?</p>"
 )
+RESTART_WARNING = (
+    "<p><b>nfsd takes a new max_block_size only while it is stopped.</b></p>"
+    "<p>Each change stops nfsd and starts it again with its threads and listeners as they were. Every "
+    "NFSv4 client of this server, not only nfs-tuner's, then waits out the grace period (nfsv4gracetime, "
+    "90 s by default) before it can open files; NFSv3 clients reclaim their locks.</p><p>Run this on a "
+    "server that is not yet in service, or in a quiet hour. Allow restarts in the sweep?</p>"
+)
+
+
+@dataclass(frozen=True)
+class OptInText:
+    """The words of one opt-in (app.session.choices.OPT_INS): its check box and its warning."""
+
+    box: str
+    name: str  # the box's object name; the warning's is "<kind>Warning"
+    title: str
+    warning: str
+    yes: str
+
+
+OPT_IN_TEXT = {
+    "async": OptInText("Also try &async exports (unsafe: may lose data on a server crash)", "asyncOptIn",
+                       "async exports can lose data", ASYNC_WARNING, "&Include async, I understand"),
+    "restart": OptInText("Also try nfsd's max_block_si&ze (restarts nfsd: NFSv4 clients pause)", "restartOptIn",
+                         "max_block_size restarts nfsd", RESTART_WARNING, "&Allow restarts, I understand"),
+}  # fmt: skip
 
 
 SAFETY_TEXT = {
@@ -66,6 +93,7 @@ SAFETY_TEXT = {
     Safety.CONNECTIVITY: "may cut the connection",
     Safety.COHERENCE: "clients may see stale files",
     Safety.DATA_RISK: "may lose data on a crash",
+    Safety.RESTART: "restarts nfsd: clients pause",
 }
 
 
@@ -133,7 +161,7 @@ class PlanPage(Page):
         super().__init__(*args, **kwargs)
         self.knobs = self.session.knobs()
         self.errors: dict[str, str] = {}
-        self.async_warning: QMessageBox | None = None
+        self.warnings: dict[str, QMessageBox] = {}  # opt-in kind -> its warning, once asked
         self.confirmation: RunConfirmation | None = None
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self.setCommitPage(True)  # after this the run changes hosts: no going back
@@ -183,9 +211,11 @@ class PlanPage(Page):
                 edit.setEnabled(False)
         self.table_fit = ValuesFit(self.table, self.edits)
 
-        self.async_box = QCheckBox("Also try &async exports (unsafe: may lose data on a server crash)", self)
-        self.async_box.setObjectName("asyncOptIn")
-        self.async_box.clicked.connect(self._async_clicked)
+        self.opt_in_boxes: dict[str, QCheckBox] = {}
+        for kind, words in OPT_IN_TEXT.items():
+            box = self.opt_in_boxes[kind] = QCheckBox(words.box, self)
+            box.setObjectName(words.name)
+            box.clicked.connect(lambda checked, kind=kind: self._opt_in_clicked(kind, checked))
         self.error_label = QLabel(self)
         self.error_label.setObjectName("planErrors")
         self.error_label.setWordWrap(True)
@@ -258,7 +288,8 @@ class PlanPage(Page):
         knobs_col = QVBoxLayout(knobs)
         knobs_col.setContentsMargins(0, 0, 0, 0)
         knobs_col.addWidget(self.table, 1)
-        knobs_col.addWidget(self.async_box)
+        for box in self.opt_in_boxes.values():
+            knobs_col.addWidget(box)
         knobs_col.addWidget(self.error_label)
         body = QSplitter(Qt.Orientation.Horizontal, self)  # the table gets the width, never the fields' wishes
         body.addWidget(knobs)
@@ -285,26 +316,42 @@ class PlanPage(Page):
         self.workload_list.blockSignals(False)
         self._changed()
 
-    # --- async opt-in ---
-    @Slot(bool)
-    def _async_clicked(self, checked: bool) -> None:
+    # --- the opt-ins: async exports, nfsd restarts ---
+    @property
+    def async_box(self) -> QCheckBox:
+        return self.opt_in_boxes["async"]
+
+    @property
+    def async_warning(self) -> QMessageBox | None:
+        return self.warnings.get("async")
+
+    @property
+    def restart_box(self) -> QCheckBox:
+        return self.opt_in_boxes["restart"]
+
+    @property
+    def restart_warning(self) -> QMessageBox | None:
+        return self.warnings.get("restart")
+
+    def _opt_in_clicked(self, kind: str, checked: bool) -> None:
         if not checked:
-            self._set_async(False)
+            self._set_opt_in(kind, False)
             return
-        self.async_box.setChecked(False)  # only a "Yes" in the warning turns it on
-        box = QMessageBox(QMessageBox.Icon.Warning, "async exports can lose data", ASYNC_WARNING,
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.setObjectName("asyncWarning")
+        self.opt_in_boxes[kind].setChecked(False)  # only a "Yes" in the warning turns it on
+        text = OPT_IN_TEXT[kind]
+        box = QMessageBox(QMessageBox.Icon.Warning, text.title, text.warning,
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)  # fmt: skip
+        box.setObjectName(f"{kind}Warning")
         box.setDefaultButton(QMessageBox.StandardButton.No)
-        box.button(QMessageBox.StandardButton.Yes).setText("&Include async, I understand")
-        box.finished.connect(lambda _r: self._set_async(box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)))
-        self.async_warning = box
+        box.button(QMessageBox.StandardButton.Yes).setText(text.yes)
+        box.finished.connect(lambda _r: self._set_opt_in(kind, box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)))
+        self.warnings[kind] = box
         box.open()
 
-    def _set_async(self, on: bool) -> None:
-        self.async_box.setChecked(on)
+    def _set_opt_in(self, kind: str, on: bool) -> None:
+        self.opt_in_boxes[kind].setChecked(on)
         for knob in self.knobs:
-            if knob.needs_opt_in:
+            if knob.opt_in == kind:
                 self.checks[knob.name].setEnabled(on)
                 self.checks[knob.name].setChecked(on)
                 self.edits[knob.name].setEnabled(on)
@@ -320,7 +367,8 @@ class PlanPage(Page):
         )
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
-                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked(), goal=goal,
+                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked(),
+                                    allow_restart=self.restart_box.isChecked(), goal=goal,
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
 
