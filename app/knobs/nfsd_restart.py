@@ -1,12 +1,15 @@
 """nfsd's max_block_size: a value the kernel takes only while nfsd is stopped.
 
 Writing /proc/fs/nfsd/max_block_size while nfsd runs fails (EBUSY), so a change is a
-restart: threads to 0 (the service and its listeners go), the new size, the listeners
-written back to portlist (both address families, as rpc.nfsd makes them; without this
-the kernel would start on IPv4 only), then the threads as they were. The restore is
-the same restart with the old size. The thread count and listeners are read when the
-change is made, so a sweep that also changes nfsd_threads must put this back before it
-and make it again after (app.sweep.held).
+restart, made as the distribution's service makes it: threads to 0 (the service, its
+listeners and its rpcbind registration go), the new size, then ``rpc.nfsd N`` with the
+thread count it had. rpc.nfsd opens the listeners nfs.conf names, on both address
+families, and registers them with rpcbind; listeners written to portlist by hand would not
+be registered, and NFSv3 mounts would then fail. Should rpc.nfsd fail, writing the thread
+count brings nfsd back on its kernel defaults, so the service never stays down. The
+restore is the same restart with the old size. The thread count is read when the change
+is made, so a sweep that also changes nfsd_threads puts this back before it and makes it
+again after (app.sweep.held).
 
 A restart ends every client's NFSv4 state: they reclaim it during the grace period,
 and opens wait until it ends. ``grace_wait`` waits that out before a trial measures.
@@ -27,6 +30,7 @@ NFSD = "/proc/fs/nfsd"
 BLOCK_SIZE_FILE = f"{NFSD}/max_block_size"
 THREADS_FILE = f"{NFSD}/threads"
 PORTLIST_FILE = f"{NFSD}/portlist"
+VERSIONS_FILE = f"{NFSD}/versions"
 END_GRACE_FILE = f"{NFSD}/v4_end_grace"
 GRACE_TIME_FILE = f"{NFSD}/nfsv4gracetime"
 TRANSPORTS = ("tcp", "udp", "rdma")
@@ -34,13 +38,11 @@ WILDCARD = ("*", "0.0.0.0", "[::]", "::")
 
 
 def listeners(portlist: str) -> tuple[str, ...]:
-    """portlist's lines once each ("tcp 2049"): one write of a line listens on IPv4 and IPv6."""
+    """portlist's lines once each ("tcp 2049"; it lists one per address family)."""
     out: list[str] = []
     for line in portlist.splitlines():
         words = line.split()
-        if len(words) != 2 or words[0] not in TRANSPORTS or not words[1].isdigit() or not 0 < int(words[1]) < 65536:
-            raise KnobError(f"nfsd's portlist has a line nfs-tuner cannot write back: {line.strip()!r}")
-        if (text := f"{words[0]} {int(words[1])}") not in out:
+        if len(words) == 2 and words[0] in TRANSPORTS and words[1].isdigit() and (text := " ".join(words)) not in out:
             out.append(text)
     return tuple(out)
 
@@ -60,7 +62,7 @@ def bound_addresses(ss_output: str, ports: tuple[str, ...]) -> list[str]:
 
 @dataclass
 class NfsdBlockSizeTarget:
-    """max_block_size, changed by restarting nfsd with the threads and listeners it had."""
+    """max_block_size, changed by restarting nfsd (rpc.nfsd) with the thread count it had."""
 
     spec: KnobSpec = SPECS["max_block_size"]
     threads: int = 0
@@ -71,7 +73,8 @@ class NfsdBlockSizeTarget:
         return BLOCK_SIZE_FILE
 
     async def read(self, conn: HostConnection) -> Value:
-        """The size in force; also learns the threads and listeners a restart must bring back."""
+        """The size in force; also learns the thread count a restart brings back, and refuses an nfsd
+        that is stopped or listens on one address only."""
         size = as_int(await read_text(conn, BLOCK_SIZE_FILE), BLOCK_SIZE_FILE)
         self.threads = as_int(await read_text(conn, THREADS_FILE), THREADS_FILE)
         if self.threads < 1:
@@ -80,19 +83,20 @@ class NfsdBlockSizeTarget:
         ss = await conn.run(["ss", "-Hltn"])
         if bound := bound_addresses(ss.stdout, self.ports) if ss.ok else []:
             raise KnobError(
-                f"nfsd on {conn.name} listens on {', '.join(bound)} only (rpc.nfsd -H or nfs.conf host=): a "
-                "restart from /proc would listen on every address, so nfs-tuner leaves max_block_size alone. "
-                "Set it in the service's start (the snippet) and restart nfs-server yourself."
+                f"nfsd on {conn.name} listens on {', '.join(bound)} only (rpc.nfsd -H or nfs.conf host=): should "
+                "its restart fall back to the kernel's defaults, it would listen on every address, so nfs-tuner "
+                "leaves max_block_size alone. Set it in the service's start (the snippet) and restart nfs-server "
+                "yourself."
             )
         return size
 
     def _restart(self, size: Value) -> list[Step]:
         if not self.threads:
-            raise KnobError("read nfsd's threads and listeners before restarting it")
-        # A listener already there (EADDRINUSE) must not stop the restart: threads start either way.
-        ports = [Step(("tee", PORTLIST_FILE), f"{p}\n", check=False) for p in self.ports]
-        return [write_file(THREADS_FILE, 0), write_file(BLOCK_SIZE_FILE, size), *ports,
-                write_file(THREADS_FILE, self.threads)]  # fmt: skip
+            raise KnobError("read nfsd's thread count before restarting it")
+        # rpc.nfsd's failure must not leave nfsd down: the thread count written after it
+        # starts nfsd on the kernel's own listeners, and changes nothing when rpc.nfsd did.
+        return [write_file(THREADS_FILE, 0), write_file(BLOCK_SIZE_FILE, size),
+                Step(("rpc.nfsd", str(self.threads)), check=False), write_file(THREADS_FILE, self.threads)]  # fmt: skip
 
     def set_steps(self, value: Value) -> list[Step]:
         return self._restart(value)

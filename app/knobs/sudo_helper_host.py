@@ -53,14 +53,12 @@ WRITABLE = [re.compile(p) for p in (
     r"/proc/sys/sunrpc/tcp_(max_)?slot_table_entries",
 )]
 READABLE = WRITABLE + [re.compile(p) for p in (
-    r"/proc/fs/nfsd/[a-z_]{1,32}",
+    r"/proc/fs/nfsd/[a-z][a-z0-9_]{0,31}",  # v4_end_grace, nfsv4gracetime: digits too
     r"/proc/fs/nfsd/clients/[0-9]{1,10}/(info|states)",
     r"/proc/net/rpc/nfsd",
     r"/var/lib/nfs/etab",
 )]
 NUMBER = re.compile(r"[0-9]{1,12}\n?")
-PORTLIST = "/proc/fs/nfsd/portlist"  # a listener written back when nfsd restarts for max_block_size
-LISTENER = re.compile(r"(tcp|udp|rdma) [0-9]{1,5}\n?")
 MOUNT_POINT = re.compile(r"/mnt/nfs-tuner(-[A-Za-z0-9_]{1,64}){0,4}")
 SOURCE = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9][A-Za-z0-9._-]{0,252}):(/[A-Za-z0-9._+-]{0,255}){1,32}")
 ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}")
@@ -190,10 +188,11 @@ def check(argv, stdin=""):
     n = len(a)
     if a == ["sync"]:
         return [_tool("sync")]
-    if a == ["tee", PORTLIST]:
-        if not LISTENER.fullmatch(stdin):
-            raise Refused("portlist takes a listener such as 'tcp 2049', got %r" % stdin[:40])
-        return [_tool("tee"), PORTLIST]
+    if n == 2 and a[0] == "rpc.nfsd":
+        # nfsd started again after a max_block_size change, with this many threads (nfs.conf gives the rest)
+        if not a[1].isdigit() or not 1 <= int(a[1]) <= 1024:
+            raise Refused("rpc.nfsd takes a thread count from 1 to 1024, got %r" % a[1][:20])
+        return [_tool("rpc.nfsd"), a[1]]
     if n == 2 and a[0] == "tee":
         path = _match(WRITABLE, a[1], "file")
         if not NUMBER.fullmatch(stdin):

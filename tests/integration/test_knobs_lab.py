@@ -15,7 +15,7 @@ from app.knobs.model import InvalidValue, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
-from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, PORTLIST_FILE, THREADS_FILE, NfsdBlockSizeTarget, grace_wait
+from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, THREADS_FILE, VERSIONS_FILE, NfsdBlockSizeTarget, grace_wait
 from app.knobs.targets import (ABSENT, ExportOptionTarget, ExportSyncTarget, KernelFileTarget, MountOptions, ScratchMount,
                                nfsd_threads, read_text, readahead, stripe_cache)  # fmt: skip
 from app.store import JournalState, Store
@@ -257,15 +257,18 @@ def test_client_kernel_settings_round_trip_and_the_displaced_ratio_comes_back(la
 
 
 def test_max_block_size_restarts_nfsd_as_it_was_and_caps_a_new_mount(lab: LabHandle, tmp_path: Path) -> None:
-    """The kernel takes it only while nfsd is stopped: the restart must bring back the same threads
-    and listeners (both address families), a mount made after takes the smaller size, and the
-    admin's own mount carries on once the grace period is over."""
+    """The kernel takes it only while nfsd is stopped: the restart must bring back the same threads,
+    listeners (both address families) and rpcbind registration (an NFSv3 mount after it works), a
+    mount made after takes the smaller size, and the admin's own mount carries on once the grace
+    period is over."""
     settings = _settings(lab, tmp_path)
-    files = (BLOCK_SIZE_FILE, THREADS_FILE, PORTLIST_FILE)
+    files = (BLOCK_SIZE_FILE, THREADS_FILE, VERSIONS_FILE)
 
     def listening() -> list[str]:
-        out = lab.run("lab-server", "ss -Hltn 'sport = :2049'").stdout
-        return sorted(line.split()[3] for line in out.splitlines() if line.strip())
+        """nfsd's listeners, and what rpcbind says of NFS (NFSv3 mounts ask it)."""
+        out = lab.run("lab-server", "ss -Hltn 'sport = :2049'; rpcinfo -p | grep -w 100003 || true").stdout
+        return sorted(" ".join(line.split()[3:5]) if line.startswith("LISTEN") else " ".join(line.split())
+                      for line in out.splitlines() if line.strip())  # fmt: skip
 
     async def scenario() -> None:
         with Store(tmp_path / "s.db") as store:
@@ -273,7 +276,8 @@ def test_max_block_size_restarts_nfsd_as_it_was_and_caps_a_new_mount(lab: LabHan
                 server = pool["lab-server"]
                 before = [await read_text(server, f) for f in files]
                 sockets = listening()
-                assert int(before[0]) > 65536 and sockets  # the lab's nfsd offers more than the value tried
+                assert int(before[0]) > 65536  # the lab's nfsd offers more than the value tried
+                assert any("100003" in x for x in sockets) and any("[::]:2049" in x for x in sockets)
                 journal = ChangeJournal(store, pool, deadman_timeout=60)
                 applied = await journal.apply("lab-server", NfsdBlockSizeTarget(), 65536)
                 assert applied.effective == 65536 and str(applied.old) == before[0].strip()
@@ -288,5 +292,7 @@ def test_max_block_size_restarts_nfsd_as_it_was_and_caps_a_new_mount(lab: LabHan
                 assert listening() == sockets
                 await grace_wait(server)
         assert lab.run("lab-client1", "timeout 60 stat -c %i /mnt/lab/").returncode == 0  # the admin's mount
+        v3 = "mkdir -p /mnt/nfs-tuner-v3 && mount -t nfs -o vers=3 lab-server:/srv/nfs /mnt/nfs-tuner-v3"
+        assert lab.run("lab-client1", f"{v3} && umount /mnt/nfs-tuner-v3; rmdir /mnt/nfs-tuner-v3").returncode == 0
 
     run(scenario())

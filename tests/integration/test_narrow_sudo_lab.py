@@ -113,6 +113,8 @@ ATTACKS = {
     "a switch restoring a shell": f"sudo -n {HELPER_PATH} deadman arm /tmp/x 5",
     "unmounting the root": f"sudo -n {HELPER_PATH} umount -l /",
     "core_pattern": f"echo 1 | sudo -n {HELPER_PATH} tee /proc/sys/kernel/core_pattern",
+    "stopping nfsd by rpc.nfsd": f"sudo -n {HELPER_PATH} rpc.nfsd 0",
+    "rpc.nfsd with options of its own": f"sudo -n {HELPER_PATH} rpc.nfsd -H 10.213.7.10 8",
 }
 
 
@@ -125,3 +127,10 @@ def test_what_the_narrow_rule_must_not_grant_is_refused_on_the_hosts(lab: LabHan
                                  "findmnt -n -o FSTYPE /etc; exportfs -v | grep -c no_root_squash", check=False).stdout.split()
     assert "/root/pwned" not in left and "/etc/sudoers.d/pwned" not in left and left[0] == "tmpfs", left
     assert lab.run("lab-server", "exportfs -v").stdout.count("/srv/nfs") == 1  # nothing new exported
+    # What a max_block_size restart needs of it is granted: rpc.nfsd with a thread count (to the
+    # count nfsd runs with, so nothing restarts here) and the grace period's state.
+    threads = lab.run("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip()
+    assert as_tuner(lab, "lab-server", f"sudo -n {HELPER_PATH} rpc.nfsd {threads}").returncode == 0
+    grace = as_tuner(lab, "lab-server", f"sudo -n {HELPER_PATH} cat -- /proc/fs/nfsd/v4_end_grace")
+    assert grace.stdout.strip() in ("Y", "N"), grace.stderr
+    assert lab.run("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip() == threads

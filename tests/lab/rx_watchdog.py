@@ -12,6 +12,11 @@ in either direction the link is dead, vec0 is reopened and a ``LAB-KICK`` line g
 the console (the lab counts them: Lab.kicks). Kicks back off, so a cable pulled on
 purpose is not hammered.
 
+The send never blocks: in a soak wedge the watchdog's first kick came 180 s late, its
+blocking send stuck behind a transmit queue that no longer drained. A refused send is
+counted instead, and each kick line carries vec0's own counters, so the console tells
+a receive stall (tx moving, rx still) from a transmit stall (sends refused, tx still).
+
 Usage: rx_watchdog.py IFACE BRIDGE_ADDRESS
 """
 
@@ -52,6 +57,23 @@ def say(line):
         console.write(line + "\n")
 
 
+def counters(iface):
+    """vec0's statistics and its transmit queue's timeouts, as the kick line shows them."""
+    out = []
+    for name in ("tx_packets", "tx_dropped", "tx_errors", "rx_packets", "rx_dropped"):
+        try:
+            with open("/sys/class/net/%s/statistics/%s" % (iface, name)) as f:
+                out.append("%s %s" % (name, f.read().strip()))
+        except OSError:
+            pass
+    try:
+        with open("/sys/class/net/%s/queues/tx-0/tx_timeout" % iface) as f:
+            out.append("tx_timeout %s" % f.read().strip())
+    except OSError:
+        pass
+    return ", ".join(out)
+
+
 def kick(iface):
     for state in ("down", "up"):
         subprocess.call(["ip", "link", "set", iface, state])
@@ -59,23 +81,34 @@ def kick(iface):
 
 def main(iface, bridge):
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    sock.setblocking(False)
     ident, seq = os.getpid() & 0xFFFF, 0
-    answered, wait_s, kicks = time.monotonic(), STALL_S, 0
+    answered, wait_s, kicks, refused = time.monotonic(), STALL_S, 0, 0
     while True:
         seq = (seq + 1) & 0xFFFF
         try:
             sock.sendto(echo_request(ident, seq), (bridge, 0))
+        except (BlockingIOError, InterruptedError):
+            refused += 1  # the send buffer is full: frames sent before are still queued
         except OSError:
             pass  # no route while vec0 is down: counts as unanswered
         deadline = time.monotonic() + INTERVAL_S
         while time.monotonic() < deadline:
             ready, _, _ = select.select([sock], [], [], max(deadline - time.monotonic(), 0))
-            if ready and is_reply(sock.recv(2048), ident):
+            if not ready:
+                continue
+            try:
+                packet = sock.recv(2048)
+            except (BlockingIOError, InterruptedError):
+                continue
+            if is_reply(packet, ident):
                 answered, wait_s = time.monotonic(), STALL_S
         silent = time.monotonic() - answered
         if silent >= wait_s:
             kicks += 1
-            say("LAB-KICK %s: no answer from the switch for %.0f s: reopening it (kick %d)" % (iface, silent, kicks))
+            say("LAB-KICK %s: no answer from the switch for %.0f s: reopening it (kick %d; sends refused %d; %s)"
+                % (iface, silent, kicks, refused, counters(iface)))
+            refused = 0
             kick(iface)
             answered, wait_s = time.monotonic(), min(wait_s * 2, BACKOFF_MAX_S)
 

@@ -3,8 +3,9 @@ opt-in of its own, held with nfsd_threads so neither restores a stale value.
 
 The host is an in-process model of knfsd's /proc/fs/nfsd as Linux 6.1 behaves (the lab
 test in tests/integration/test_knobs_lab.py runs the same change on a real kernel): the
-size is refused while the service exists, threads 0 ends the service and its listeners,
-a portlist line listens on both families, threads N with no listener starts IPv4 only.
+size is refused while the service exists; threads 0 ends the service, its listeners and
+its rpcbind registration; rpc.nfsd listens on both families and registers; threads N
+with no listener starts on the kernel's defaults, IPv4 only.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class _Nfsd:
         self.bound = bound  # a listener on one address (rpc.nfsd -H)
         self.grace_reads = 0  # reads of v4_end_grace still answering N
         self.restarts = 0
+        self.registered = True  # NFS's program with rpcbind: NFSv3 mounts need it
+        self.no_rpc_nfsd = False
         self.commands: list[tuple[str, str]] = []
 
     @property
@@ -57,23 +60,26 @@ class _Nfsd:
             if self.serving:
                 return "tee: /proc/fs/nfsd/max_block_size: Device or resource busy"
             self.size = int(text)
-        elif name == "portlist":
-            transport, port = text.split()
-            if f"{transport} {port} v4" in self.ports:
-                return "tee: /proc/fs/nfsd/portlist: Address already in use"
-            self.ports += [f"{transport} {port} v4", f"{transport} {port} v6"]
-            self.keep_active = True
         elif name == "threads":
             n = int(text)
             if n == 0:
-                self.threads, self.keep_active, self.ports = 0, False, []
+                self.threads, self.keep_active, self.ports, self.registered = 0, False, [], False
             else:
                 if self.threads == 0:
                     self.restarts += 1
                     self.grace_reads = 2
-                self.ports = self.ports or ["udp 2049 v4", "tcp 2049 v4"]  # nfsd_init_socks: IPv4 only
+                if not self.ports:
+                    self.ports, self.registered = ["udp 2049 v4", "tcp 2049 v4"], True  # nfsd_init_socks
                 self.threads, self.keep_active = n, False
         return None
+
+    def _rpc_nfsd(self, threads: str) -> CommandResult:
+        if self.no_rpc_nfsd:
+            return CommandResult(127, "", "sudo: rpc.nfsd: command not found")
+        if not self.ports:  # its own sockets, as nfs.conf says: both families, registered
+            self.ports, self.registered = ["tcp 2049 v4", "tcp 2049 v6"], True
+        self._write("threads", threads)
+        return CommandResult(0, "", "")
 
     def _read(self, path: str) -> str:
         name = path.rsplit("/", 1)[-1]
@@ -97,6 +103,9 @@ class _Nfsd:
             self.commands.append((argv[-1].rsplit("/", 1)[-1], (input or "").strip()))
             error = self._write(argv[-1], (input or "").strip())
             return CommandResult(1 if error else 0, "", error or "")
+        if argv[0] == "rpc.nfsd":
+            self.commands.append(("rpc.nfsd", argv[1]))
+            return self._rpc_nfsd(argv[1])
         if argv[:2] == ["ss", "-Hltn"]:
             local = [f"{self.bound}:2049"] if self.bound else ["0.0.0.0:2049", "[::]:2049"]
             return CommandResult(0, "".join(f"LISTEN 0 64 {a} 0.0.0.0:*\n" for a in local), "")
@@ -116,14 +125,30 @@ def test_a_change_restarts_nfsd_with_its_threads_and_both_families_and_the_resto
         with store:
             applied = await journal.apply("filer", NfsdBlockSizeTarget(), 256 * 1024)
             assert applied.old == MIB and applied.effective == 256 * 1024
-            assert (host.threads, sorted(host.ports)) == (8, ["tcp 2049 v4", "tcp 2049 v6"])
-            assert host.commands == [("threads", "0"), ("max_block_size", "262144"), ("portlist", "tcp 2049"),
+            assert (host.threads, sorted(host.ports), host.registered) == (8, ["tcp 2049 v4", "tcp 2049 v6"], True)
+            assert host.commands == [("threads", "0"), ("max_block_size", "262144"), ("rpc.nfsd", "8"),
                                      ("threads", "8")]  # fmt: skip
             assert await journal.close() == []
             assert store.journal(None)[0].state is JournalState.REVERTED
 
     asyncio.run(scenario())
     assert (host.size, host.threads, sorted(host.ports), host.restarts) == (MIB, 8, ["tcp 2049 v4", "tcp 2049 v6"], 2)
+    assert host.registered
+
+
+def test_without_rpc_nfsd_the_thread_count_still_brings_nfsd_back(tmp_path: Path) -> None:
+    host = _Nfsd()
+    host.no_rpc_nfsd = True
+
+    async def scenario() -> None:
+        store, journal = _journal(tmp_path, host)
+        with store:
+            await journal.apply("filer", NfsdBlockSizeTarget(), 65536)
+            assert host.threads == 8 and host.registered  # on the kernel's defaults, but serving
+            assert await journal.close() == []
+
+    asyncio.run(scenario())
+    assert (host.size, host.threads) == (MIB, 8)
 
 
 def test_the_size_already_in_force_restarts_nothing(tmp_path: Path) -> None:
@@ -168,11 +193,8 @@ def test_a_stopped_nfsd_is_refused_not_started(tmp_path: Path) -> None:
     assert host.commands == []
 
 
-def test_portlist_lines_are_written_back_once_each_and_a_strange_one_is_refused() -> None:
-    assert listeners("tcp 2049\ntcp 2049\nudp 2049\nrdma 20049\n") == ("tcp 2049", "udp 2049", "rdma 20049")
-    for bad in ("tcp 2049; reboot", "tcp 0", "sctp 2049", "tcp 70000", "5"):
-        with pytest.raises(KnobError, match="cannot write back"):
-            listeners(bad)
+def test_nfsds_ports_come_from_portlist_and_only_its_own_listeners_count() -> None:
+    assert listeners("tcp 2049\ntcp 2049\nudp 2049\nrdma 20049\nsctp 9\n") == ("tcp 2049", "udp 2049", "rdma 20049")
     ss = "LISTEN 0 64 0.0.0.0:2049 0.0.0.0:*\nLISTEN 0 64 [::]:2049 [::]:*\nLISTEN 0 128 10.0.0.1:22 0.0.0.0:*\n"
     assert bound_addresses(ss, ("tcp 2049",)) == []  # sshd's own address is not nfsd's
     assert bound_addresses("LISTEN 0 64 10.0.0.1:2049 0.0.0.0:*", ("tcp 2049",)) == ["10.0.0.1:2049"]
@@ -243,15 +265,23 @@ def test_sweeping_it_needs_the_restart_opt_in_in_both_faces() -> None:
     assert SweepSpec.from_json(json.loads(json.dumps(stored))).restart_opt_in
 
 
-def test_the_helper_writes_a_listener_to_portlist_and_nothing_else() -> None:
+def test_the_helper_starts_rpc_nfsd_with_a_thread_count_and_nothing_else() -> None:
     ns: dict[str, Any] = {"__name__": "helper_under_test"}
     exec(compile(HELPER, "sudo_helper_host.py", "exec"), ns)
-    ns["_tool"] = lambda name: f"/usr/bin/{name}"
-    assert ns["check"](["tee", "/proc/fs/nfsd/portlist"], "tcp 2049\n") == ["/usr/bin/tee", "/proc/fs/nfsd/portlist"]
-    for bad in ("tcp 2049\nudp 2049\n", "+8", "tcp 2049;x", "-1", ""):
+    ns["_tool"] = lambda name: f"/usr/sbin/{name}"
+    assert ns["check"](["rpc.nfsd", "8"]) == ["/usr/sbin/rpc.nfsd", "8"]
+    for bad in (["rpc.nfsd", "0"], ["rpc.nfsd", "-H", "1.2.3.4"], ["rpc.nfsd", "8", "-N", "4"], ["rpc.nfsd", "2000"],
+                ["rpc.nfsd", "+8"], ["rpc.nfsd"]):  # fmt: skip
         with pytest.raises(ns["Refused"]):
-            ns["check"](["tee", "/proc/fs/nfsd/portlist"], bad)
+            ns["check"](bad)
     assert ns["check"](["tee", "/proc/fs/nfsd/max_block_size"], "65536\n")[1] == "/proc/fs/nfsd/max_block_size"
+    with pytest.raises(ns["Refused"]):
+        ns["check"](["tee", "/proc/fs/nfsd/portlist"], "tcp 2049\n")
+    for readable in ("v4_end_grace", "nfsv4gracetime", "portlist"):  # the restart reads them (digits too)
+        assert ns["check"](["cat", "--", f"/proc/fs/nfsd/{readable}"])[-1] == f"/proc/fs/nfsd/{readable}"
+    for bad in ("/proc/fs/nfsd/../../../etc/shadow", "/proc/fs/nfsd/4x", "/proc/fs/nfsd/"):
+        with pytest.raises(ns["Refused"]):
+            ns["check"](["cat", "--", bad])
 
 
 def test_the_snippet_writes_it_before_nfsd_starts_and_says_the_restart() -> None:
