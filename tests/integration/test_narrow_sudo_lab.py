@@ -72,10 +72,11 @@ def test_a_sweep_of_every_knob_runs_under_the_helper_alone_and_puts_everything_b
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(narrow),
             "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs", "--strategy", "ofat",
             "--knob", "nfsd_threads=8,16", "--knob", "export_sync=sync,async", "--async-opt-in",
-            "--knob", "stripe_cache_size=256,1024", "--knob", "rsize=64k,1M", "--knob", "wsize=64k,1M",
-            "--knob", "nfsvers=4.1,4.2", "--knob", "nconnect=1,2", "--knob", "read_ahead_kb=128,4096",
+            "--knob", "stripe_cache_size=256,1024", "--knob", "rsize=64k,1M", "--knob", "read_ahead_kb=128,4096",
             "--knob", "mtu=1500,9000", "--workload", "seq_write", "--repetitions", "1", "--duration", "2",
             "--file-size", "8", "--no-ceilings", "--json"]  # fmt: skip
+    # One mount knob stands for all: each is a word of the one mount command the helper checks
+    # (its option list is unit-tested); more would add a trial each and nothing new to the path.
     # An MTU trial needs the client's NFS connection to itself: the standing mount goes for the run.
     with without_standing_mounts(lab.ssh_config, "lab-client1", "lab-server"):
         proc = subprocess.run(argv, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,

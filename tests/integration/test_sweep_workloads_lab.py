@@ -24,8 +24,8 @@ pytestmark = pytest.mark.lab
 TIMING = Timing(setup_s=10.0, warmup_s=1.0, min_measure_s=3.0, max_measure_s=4.0)
 PHASES = {"small_files": {"create", "stat", "read", "delete"}, "tree": {"extract", "find", "remove"},
           "dir_scaling": {"create", "delete"}}  # fmt: skip
-# Every phase still runs to its end; a fifth of the sizes an admin gets keeps the test short.
-SIZES = {"small_files": {"count": 500}, "tree": {"files": 2000}, "dir_scaling": {"count": 2000}}
+# Every phase still runs to its end; a tenth of the sizes an admin gets keeps the test short.
+SIZES = {"small_files": {"count": 250}, "tree": {"files": 1000}, "dir_scaling": {"count": 1000}}
 
 
 def test_every_workload_kind_completes_on_two_clients(lab: LabHandle, tmp_path: Path) -> None:
