@@ -66,7 +66,6 @@ class NfsdBlockSizeTarget:
 
     spec: KnobSpec = SPECS["max_block_size"]
     threads: int = 0
-    ports: tuple[str, ...] = ()
 
     @property
     def target(self) -> str:
@@ -79,9 +78,9 @@ class NfsdBlockSizeTarget:
         self.threads = as_int(await read_text(conn, THREADS_FILE), THREADS_FILE)
         if self.threads < 1:
             raise KnobError(f"nfsd is not running on {conn.name} (0 threads): start the NFS server first")
-        self.ports = listeners(await read_text(conn, PORTLIST_FILE))
+        ports = listeners(await read_text(conn, PORTLIST_FILE))
         ss = await conn.run(["ss", "-Hltn"])
-        if bound := bound_addresses(ss.stdout, self.ports) if ss.ok else []:
+        if bound := bound_addresses(ss.stdout, ports) if ss.ok else []:
             raise KnobError(
                 f"nfsd on {conn.name} listens on {', '.join(bound)} only (rpc.nfsd -H or nfs.conf host=): should "
                 "its restart fall back to the kernel's defaults, it would listen on every address, so nfs-tuner "

@@ -46,7 +46,7 @@ def target_for(entry: JournalEntry) -> Target:
     if entry.knob == "mtu":
         return MtuTarget(entry.target)
     if entry.knob == "max_block_size":
-        return NfsdBlockSizeTarget()  # restarts with the threads and listeners it reads now
+        return NfsdBlockSizeTarget()  # restarts with the thread count it reads now
     if entry.knob in CLIENT_SYSCTLS:
         return client_sysctl(entry.knob, entry.target)
     if entry.knob == "test_mount":
@@ -112,7 +112,7 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
         await target.read(conn)  # learn the export's other options, then set the old mode
         steps = target.set_steps(entry.old_value)
     elif isinstance(target, NfsdBlockSizeTarget):
-        await target.read(conn)  # today's threads and listeners: the restart brings them back
+        await target.read(conn)  # today's thread count: the restart brings it back
         steps = target.restore_steps(entry.old_value)
     else:
         steps = target.restore_steps(entry.old_value)

@@ -72,16 +72,16 @@ def test_nfsd_restarts_have_their_own_opt_in_and_warning(qtbot, session, tmp_pat
     assert plan.async_warning is not None
     plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
     assert not plan.edits["max_block_size"].isEnabled()  # async's yes is not a yes to restarts
-    plan.restart_box.click()
-    qtbot.waitUntil(lambda: plan.restart_warning is not None and plan.restart_warning.isVisible())
-    assert plan.restart_warning is not None and "grace period" in plan.restart_warning.text()
-    assert not plan.restart_box.isChecked()  # not before the answer
-    plan.restart_warning.button(QMessageBox.StandardButton.Yes).click()
-    assert plan.restart_box.isChecked() and plan.edits["max_block_size"].isEnabled()
+    plan.opt_in_boxes["restart"].click()
+    qtbot.waitUntil(lambda: plan.warnings.get("restart") is not None and plan.warnings.get("restart").isVisible())
+    assert plan.warnings.get("restart") is not None and "grace period" in plan.warnings.get("restart").text()
+    assert not plan.opt_in_boxes["restart"].isChecked()  # not before the answer
+    plan.warnings.get("restart").button(QMessageBox.StandardButton.Yes).click()
+    assert plan.opt_in_boxes["restart"].isChecked() and plan.edits["max_block_size"].isEnabled()
     plan.edits["max_block_size"].setText("64K, 1M")
     built = plan.choices()
     assert built.allow_restart and built.knobs["max_block_size"] == "64K, 1M" and plan.isComplete()
-    plan.restart_box.click()
+    plan.opt_in_boxes["restart"].click()
     assert "max_block_size" not in plan.choices().knobs and not plan.choices().allow_restart
     assert "export_sync" in plan.choices().knobs  # the other opt-in stands
 

@@ -325,14 +325,6 @@ class PlanPage(Page):
     def async_warning(self) -> QMessageBox | None:
         return self.warnings.get("async")
 
-    @property
-    def restart_box(self) -> QCheckBox:
-        return self.opt_in_boxes["restart"]
-
-    @property
-    def restart_warning(self) -> QMessageBox | None:
-        return self.warnings.get("restart")
-
     def _opt_in_clicked(self, kind: str, checked: bool) -> None:
         if not checked:
             self._set_opt_in(kind, False)
@@ -368,7 +360,7 @@ class PlanPage(Page):
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
                                     repetitions=self.reps.value(), allow_async=self.async_box.isChecked(),
-                                    allow_restart=self.restart_box.isChecked(), goal=goal,
+                                    allow_restart=self.opt_in_boxes["restart"].isChecked(), goal=goal,
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
 
