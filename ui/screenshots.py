@@ -29,6 +29,7 @@ from qasync import QEventLoop
 
 from app.session import Role, TuningSession
 from app.session.factory import open_tuning_session
+from app.session.study import StudyKind
 from ui.main_window import MainWindow
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
@@ -40,7 +41,7 @@ from ui.trust_dialog import TrustDialog
 
 DEFAULT_SIZE = (1280, 800)  # the README's main set, named without a suffix
 SHOTS = ("1-hosts-empty", "1-hosts-trust-dialog", "1-hosts", "2-baseline-ready", "2-baseline", "3-plan",
-         "3-plan-confirm", "4-run", "4-run-dark", "4-run-finished", "5-results", "5-results-snippets",
+         "3-plan-ladder", "3-plan-confirm", "4-run", "4-run-dark", "4-run-finished", "5-results", "5-results-snippets",
          "5-results-per-knob")
 
 
@@ -166,6 +167,14 @@ async def shoot(window: MainWindow, session: TuningSession, camera: Camera) -> N
     plan.reps.setValue(2)
     await settle()
     camera.save(window, "3-plan")
+    plan.study_fields.set_kind(StudyKind.LADDER)  # a study instead: knobs held at one value, no strategy
+    plan.checks["nfsd_threads"].setChecked(True)
+    plan.edits["nfsd_threads"].setText("8")
+    await settle()
+    camera.save(window, "3-plan-ladder")
+    plan.study_fields.set_kind(StudyKind.SWEEP)  # the sweep's checks come back
+    plan.edits["nfsd_threads"].setText("8, 16, 32, 64")
+    await settle()
 
     hosts.speed = 8.0
     next_page(window)  # asks first: what changes on which host

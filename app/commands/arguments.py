@@ -20,6 +20,7 @@ from typing import NamedTuple
 from app.hosts import remote_args
 from app.hosts.remote_args import UnsafeValue, shown
 from app.knobs.catalog import SPECS
+from app.knobs.deadman import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from app.knobs.values import BadValue, parse_values
 from app.sweep.spec import workload_kind
 
@@ -181,6 +182,14 @@ ssh_config = _checked(_ssh_config, "the SSH config")
 
 session_id = whole_number("a session id, a whole number", 1)
 journal_id = whole_number("a journal entry id, a whole number", 1)
+
+
+def deadman_argument(p: argparse.ArgumentParser) -> None:
+    """How long the hosts wait for a silent nfs-tuner before they put its changes back themselves."""
+    p.add_argument("--deadman-timeout", type=whole_number("a whole number of seconds", MIN_TIMEOUT, MAX_TIMEOUT),
+                   default=int(DEFAULT_TIMEOUT), metavar="S",
+                   help=f"a host puts every change back once nfs-tuner has been silent this long, e.g. killed or "
+                        f"cut off ({MIN_TIMEOUT}–{MAX_TIMEOUT}, default {DEFAULT_TIMEOUT:g})")
 
 
 def opt_in_arguments(p: argparse.ArgumentParser) -> None:

@@ -27,8 +27,8 @@ from app.knobs.catalog import SPECS
 from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
 from app.session import PlanChoices, PlanError, Role, TuningSession
-from app.session.dirs_plan import MAX_ENTRIES, dirs_problems
-from app.session.ladder_plan import ladder_problems
+from app.session.dirs_plan import MAX_ENTRIES
+from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, study_problems
 from app.store import Store
 from app.sweep import SweepFinished
 from app.sweep.spec import SweepSpec
@@ -40,8 +40,6 @@ from app.vocabulary.ladder import load_text, queue_text
 from experiments.workloads import MIB
 
 DEFAULT_WORKLOAD = "rand_read"
-DEFAULT_MAX_STREAMS = 64
-DEFAULT_ENTRIES = 1_000_000
 
 
 def register(subparsers: Any) -> None:
@@ -71,6 +69,7 @@ def register(subparsers: Any) -> None:
                    help="link ceiling per client (else the measured TCP ceiling): the NIC figure's 100 %%")
     q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
     arguments.opt_in_arguments(q)
+    arguments.deadman_argument(q)
     q.add_argument("--json", action="store_true", help="print every step, the knee and the layer as JSON")
     q.set_defaults(func=main)
     _register_dirs(studies)
@@ -93,6 +92,7 @@ def _register_dirs(studies: Any) -> None:
     _knob_argument(q, "study")
     q.add_argument("--no-ceilings", action="store_true", help="skip measuring TCP and server-disk ceilings")
     arguments.opt_in_arguments(q)
+    arguments.deadman_argument(q)
     q.add_argument("--json", action="store_true", help="print every point of every curve and the collapse as JSON")
     q.set_defaults(func=main_dirs)
 
@@ -136,7 +136,8 @@ async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
                      plan: Callable[[TuningSession], SweepSpec]) -> int:  # fmt: skip
     """Connect the hosts, plan the study on them and run it; its session's id."""
     config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus)
+    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus,
+                            deadman_timeout=args.deadman_timeout)
     try:
         for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
             await session.connect(host, role)
@@ -148,8 +149,8 @@ async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
 
 
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
-    return await _run_study(args, store, bus, lambda session: session.plan_ladder(
-        choices_from_args(args), args.max_streams, export=args.export, server_address=args.server_address))
+    return await _run_study(args, store, bus, lambda session: session.plan_study(
+        choices_from_args(args), ladder_study(args), export=args.export, server_address=args.server_address))
 
 
 def ladder_lines(ladder: LadderResult) -> list[str]:
@@ -170,7 +171,7 @@ def ladder_lines(ladder: LadderResult) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    return _checked("study ladder", args, lambda: ladder_problems(choices_from_args(args), args.max_streams), _run, _done)
+    return _checked("study ladder", args, lambda: study_problems(choices_from_args(args), ladder_study(args)), _run, _done)
 
 
 def _checked(command: str, args: argparse.Namespace, problems: Callable[[], dict[str, str]],
@@ -206,8 +207,12 @@ def _finish(args: argparse.Namespace, store: Store, sid: int, finished: list[Swe
     return 0 if finished and not finished[-1].problems and state == "complete" else 1
 
 
-def dirs_layouts(args: argparse.Namespace) -> tuple[str, ...]:
-    return LAYOUTS if args.layout == "both" else (args.layout,)
+def ladder_study(args: argparse.Namespace) -> StudyChoice:
+    return StudyChoice(StudyKind.LADDER, max_streams=args.max_streams)
+
+
+def dirs_study(args: argparse.Namespace) -> StudyChoice:
+    return StudyChoice(StudyKind.DIRS, entries=args.entries, layouts=LAYOUTS if args.layout == "both" else (args.layout,))
 
 
 def dirs_choices(args: argparse.Namespace) -> PlanChoices:
@@ -217,8 +222,8 @@ def dirs_choices(args: argparse.Namespace) -> PlanChoices:
 
 
 async def _run_dirs(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
-    return await _run_study(args, store, bus, lambda session: session.plan_dirs(
-        dirs_choices(args), args.entries, dirs_layouts(args), export=args.export, server_address=args.server_address))
+    return await _run_study(args, store, bus, lambda session: session.plan_study(
+        dirs_choices(args), dirs_study(args), export=args.export, server_address=args.server_address))
 
 
 def dirs_lines(result: DirsResult) -> list[str]:
@@ -235,8 +240,7 @@ def dirs_lines(result: DirsResult) -> list[str]:
 
 
 def main_dirs(args: argparse.Namespace) -> int:
-    return _checked("study dirs", args, lambda: dirs_problems(dirs_choices(args), args.entries, dirs_layouts(args)),
-                    _run_dirs, _done_dirs)
+    return _checked("study dirs", args, lambda: study_problems(dirs_choices(args), dirs_study(args)), _run_dirs, _done_dirs)
 
 
 def _done_dirs(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:

@@ -76,6 +76,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-ceilings", action="store_true",
                    help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
     arguments.opt_in_arguments(p)
+    arguments.deadman_argument(p)
     p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
     p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
@@ -166,7 +167,8 @@ class _Printer:
 
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
     config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus)
+    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus,
+                            deadman_timeout=args.deadman_timeout)
     try:
         if args.resume is not None:
             await session.resume(args.resume)

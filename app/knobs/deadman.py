@@ -11,6 +11,10 @@ from app.hosts import CommandResult, HostConnection
 from app.knobs.model import KnobError
 
 DEFAULT_TIMEOUT = 60.0
+# The range an admin may choose: under 10 s a slow heartbeat over a busy link could fire a
+# switch under a live run; over 10 min a lost controller leaves a host tuned too long.
+MIN_TIMEOUT = 10
+MAX_TIMEOUT = 600
 
 
 def _source() -> str:

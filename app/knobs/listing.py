@@ -13,7 +13,7 @@ from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
 from app.knobs.model import KnobSpec
 from app.knobs.nfsd_restart import BLOCK_SIZE_FILE
-from app.knobs.targets import MountOptions, export_wdelay
+from app.knobs.targets import NFSD_THREADS_FILE, MountOptions, export_wdelay
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _facing_nic(facts: HostFacts) -> list[tuple[str, int | None]]:
 
 
 def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = None) -> list[KnobRow]:
-    rows = [_row(SPECS["nfsd_threads"], server, "/proc/fs/nfsd/threads", server.nfsd.threads),
+    rows = [_row(SPECS["nfsd_threads"], server, NFSD_THREADS_FILE, server.nfsd.threads),
             _row(SPECS["max_block_size"], server, BLOCK_SIZE_FILE, server.nfsd.max_block_size)]
     for e in server.exports:
         if export is None or e.path == export:

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from app.hosts import HostConnection
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobError, KnobSpec, Step, Value, as_int, write_file
-from app.knobs.targets import read_text
+from app.knobs.targets import NFSD_THREADS_FILE, read_text
 
 NFSD = "/proc/fs/nfsd"
 BLOCK_SIZE_FILE = f"{NFSD}/max_block_size"
-THREADS_FILE = f"{NFSD}/threads"
+THREADS_FILE = NFSD_THREADS_FILE
 PORTLIST_FILE = f"{NFSD}/portlist"
 VERSIONS_FILE = f"{NFSD}/versions"
 END_GRACE_FILE = f"{NFSD}/v4_end_grace"

@@ -75,7 +75,7 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
                 # The switch's report is a claim: the value read now says otherwise.
                 out.append(Pending(entry, f"still changed? the host's switch reported it restored, but it reads {live}"))
             elif token and await switch_pending(conn, token):
-                out.append(Pending(entry, "switch armed: the host restores it within a minute"))
+                out.append(Pending(entry, "switch armed: the host restores it once its controller has been silent for the switch's timeout"))
             else:
                 out.append(Pending(entry, "still changed?"))
         except HostError as exc:

@@ -70,8 +70,11 @@ class KernelFileTarget:
         return self.set_steps(old)
 
 
+NFSD_THREADS_FILE = "/proc/fs/nfsd/threads"  # also read and written by the max_block_size restart
+
+
 def nfsd_threads() -> KernelFileTarget:
-    return KernelFileTarget(SPECS["nfsd_threads"], "/proc/fs/nfsd/threads")
+    return KernelFileTarget(SPECS["nfsd_threads"], NFSD_THREADS_FILE)
 
 
 def stripe_cache(md: str) -> KernelFileTarget:

@@ -19,7 +19,7 @@ def held_problems(choices: PlanChoices, study: str) -> dict[str, str]:
     knobs, _ = parse_knobs(choices)
     for knob, values in knobs.items():
         if len(values) != 1:
-            problems[knob] = f"a {study} holds {knob} at one value for every step: --knob {knob}=V"
+            problems[knob] = f"a {study} holds {knob} at one value for every step; give it one"
     return problems
 
 

@@ -31,10 +31,9 @@ from app.runner import RunError
 from app.session import topology
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
-from app.session.dirs_plan import build_dirs
-from app.session.ladder_plan import build_ladder
 from app.session.plan import PlanChoices, Where, build_spec
 from app.session.preview import RunPreview, run_preview
+from app.session.study import StudyChoice, build_study, spec_estimate
 from app.store import Store
 from app.store.records import JournalEntry
 from app.sweep.engine import SweepEngine
@@ -44,7 +43,7 @@ from app.sweep.study_engines import engine_class, engine_for_session
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
 from app.sweep.spec import SweepSpec
-from experiments.estimate import DurationEstimate, estimate_duration
+from experiments.estimate import DurationEstimate
 
 log = logging.getLogger(__name__)
 
@@ -172,21 +171,19 @@ class TuningSession:
         """The sweep ``choices`` describe on the connected hosts (PlanError if they make none)."""
         return build_spec(choices, self.where(export, server_address), topology.baseline_values(self.current_values()))
 
-    def plan_ladder(self, choices: PlanChoices, max_streams: int, *, export: str | None = None,
-                    server_address: str | None = None) -> SweepSpec:  # fmt: skip
-        """The load ladder ``choices`` describe on the connected hosts (app.session.ladder_plan)."""
-        return build_ladder(choices, self.where(export, server_address), max_streams)
+    def plan_study(self, choices: PlanChoices, study: StudyChoice, *, export: str | None = None,
+                   server_address: str | None = None) -> SweepSpec:  # fmt: skip
+        """The sweep, load ladder or directory study ``choices`` and ``study`` describe on the connected hosts
+        (app.session.study; PlanError if they make none)."""
+        return build_study(choices, self.where(export, server_address), study,
+                           topology.baseline_values(self.current_values()))  # fmt: skip
 
-    def plan_dirs(self, choices: PlanChoices, entries: int, layouts: Sequence[str], *, export: str | None = None,
-                  server_address: str | None = None) -> SweepSpec:  # fmt: skip
-        """The directory-scaling study ``choices`` describe on the connected hosts (app.session.dirs_plan)."""
-        return build_dirs(choices, self.where(export, server_address), entries, layouts)
-
-    def estimate(self, plan: PlanChoices | SweepSpec) -> DurationEstimate:
-        """Trials and time a plan takes (valid choices, before any host is connected too)."""
+    def estimate(self, plan: PlanChoices | SweepSpec, study: StudyChoice = StudyChoice()) -> DurationEstimate:
+        """Trials and time a plan takes (valid choices of ``study``, before any host is connected too)."""
         if isinstance(plan, PlanChoices):
-            plan = build_spec(plan, Where("server", ("client",), ""), topology.baseline_values(self.current_values()))
-        return estimate_duration(plan.plan)
+            plan = build_study(plan, Where("server", ("client",), ""), study,
+                               topology.baseline_values(self.current_values()))  # fmt: skip
+        return spec_estimate(plan)
 
     def preview(self, spec: SweepSpec) -> RunPreview:
         """What running ``spec`` changes on which host, its test mounts and its time: to ask before ``run``."""

@@ -32,6 +32,7 @@ from app.recommend import save
 from app.recommend.ceilings import cache_answered
 from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
+from app.knobs.deadman import MAX_TIMEOUT
 from app.knobs.model import KnobError
 from app.runner import ClientWork, RunError, TelemetryTarget
 from app.store import SessionState, Store, TrialState
@@ -277,7 +278,8 @@ class SweepEngine:
         from this session, is put back here. Other sessions' leftovers stay the admin's call.
         """
         pending = await self.hosts.leftovers(self.store)
-        deadline = time.monotonic() + 2 * self.deadman_timeout + 30
+        # The killed run's switch may have had any timeout an admin can choose, not this run's.
+        deadline = time.monotonic() + 2 * MAX_TIMEOUT + 30
         if any(p.status.startswith("switch armed") for p in pending):
             self.bus.publish(Message(Level.INFO, "Waiting for the hosts to put back the interrupted run's changes"))
         while any(p.status.startswith("switch armed") for p in pending) and time.monotonic() < deadline:

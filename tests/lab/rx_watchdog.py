@@ -17,6 +17,14 @@ blocking send stuck behind a transmit queue that no longer drained. A refused se
 counted instead, and each kick line carries vec0's own counters, so the console tells
 a receive stall (tx moving, rx still) from a transmit stall (sends refused, tx still).
 
+What the 6.1 driver does on a transmit error (read, not yet seen happen): a tap write that
+fails with anything but EAGAIN/ENOBUFS sets vp->in_error, after which every transmit
+returns NETDEV_TX_BUSY and the receive descriptor is switched off, until the interface
+is closed. The qdisc then requeues the same frame over and over, so the kick line carries
+the qdisc's backlog and requeues (climbing requeues with a standing backlog is that latch)
+and whether the reopen itself worked (a failed open leaves the 6.1 driver refusing every
+later one).
+
 Usage: rx_watchdog.py IFACE BRIDGE_ADDRESS
 """
 
@@ -74,9 +82,28 @@ def counters(iface):
     return ", ".join(out)
 
 
+def qdisc(iface):
+    """'qdisc backlog 0b 0p requeues 0' from tc's statistics (several qdiscs: each), or what stood in the way."""
+    try:
+        out = subprocess.run(["tc", "-s", "qdisc", "show", "dev", iface], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, universal_newlines=True, timeout=5).stdout  # noqa: UP021 (3.6)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return "qdisc unread (%s)" % exc.__class__.__name__
+    found = [line.strip() for line in out.splitlines() if line.strip().startswith("backlog")]
+    return "qdisc " + ("; ".join(found) if found else "unread")
+
+
+def operstate(iface):
+    try:
+        with open("/sys/class/net/%s/operstate" % iface) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
 def kick(iface):
-    for state in ("down", "up"):
-        subprocess.call(["ip", "link", "set", iface, state])
+    """Close and reopen the interface; the exit status of each step."""
+    return [subprocess.call(["ip", "link", "set", iface, state]) for state in ("down", "up")]
 
 
 def main(iface, bridge):
@@ -106,10 +133,12 @@ def main(iface, bridge):
         silent = time.monotonic() - answered
         if silent >= wait_s:
             kicks += 1
-            say("LAB-KICK %s: no answer from the switch for %.0f s: reopening it (kick %d; sends refused %d; %s)"
-                % (iface, silent, kicks, refused, counters(iface)))
+            before = "kick %d; sends refused %d; %s; %s" % (kicks, refused, counters(iface), qdisc(iface))
             refused = 0
-            kick(iface)
+            down, up = kick(iface)
+            time.sleep(0.5)  # one line, after: the state it was in, and whether the reopen took
+            say("LAB-KICK %s: no answer from the switch for %.0f s: reopened it (%s) -> down rc %d, up rc %d, "
+                "operstate %s; %s" % (iface, silent, before, down, up, operstate(iface), qdisc(iface)))
             answered, wait_s = time.monotonic(), min(wait_s * 2, BACKOFF_MAX_S)
 
 

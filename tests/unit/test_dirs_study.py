@@ -14,6 +14,7 @@ import pytest
 from app.cli import main
 from app.report.dirs import load_dirs
 from app.session import TuningSession
+from app.session.study import StudyChoice, StudyKind
 from app.simulated import SimulatedHosts
 from app.store import Store
 from app.sweep.spec import SweepSpec
@@ -106,8 +107,8 @@ def test_a_bad_study_is_refused_before_any_host_is_touched(hosts: SimulatedHosts
 
 def test_a_cancelled_study_resumes_with_the_layouts_it_had_not_grown(tmp_path: Path) -> None:
     def plan(session: TuningSession) -> SweepSpec:
-        return session.plan_dirs(session.choices(knobs={"nfsd_threads": "4"}, workloads=("dir_scaling",)),
-                                 200_000, ("flat", "hashed"))  # fmt: skip
+        return session.plan_study(session.choices(knobs={"nfsd_threads": "4"}, workloads=("dir_scaling",)),
+                                  StudyChoice(StudyKind.DIRS, entries=200_000, layouts=("flat", "hashed")))  # fmt: skip
 
     with Store(tmp_path / "s.db") as store:
         spec = asyncio.run(cancel_then_resume(store, plan))

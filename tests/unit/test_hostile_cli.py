@@ -73,7 +73,8 @@ def refused(capsys: pytest.CaptureFixture[str], argv: list[str], option: str, *w
 
 
 # --- numbers: nan, inf, negative, zero, overflow, empty -----------------------------------------
-NUMERIC = ["--duration", "--link-mbps", "--repetitions", "--max-repetitions", "--file-size", "--seed", "--resume"]
+NUMERIC = ["--duration", "--link-mbps", "--repetitions", "--max-repetitions", "--file-size", "--seed", "--resume",
+           "--deadman-timeout"]
 BAD_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e400", ""]
 
 
@@ -88,6 +89,7 @@ def test_every_numeric_option_of_sweep_refuses_non_finite_negative_zero_and_empt
 @pytest.mark.parametrize(("option", "value"), [
     ("--repetitions", "1.5"), ("--file-size", "0x10"), ("--file-size", "99999999999"), ("--seed", "1e3"),
     ("--duration", "86401"), ("--link-mbps", "1e12"), ("--max-repetitions", "1001"), ("--resume", "9" * 30),
+    ("--deadman-timeout", "9"), ("--deadman-timeout", "601"), ("--deadman-timeout", "30.5"),
     ("--duration", "five"), ("--repetitions", "٣"),  # an Arabic-Indic digit is a digit to int(), not to us
 ])  # fmt: skip
 def test_numbers_out_of_range_or_not_plain_decimal_are_refused(
@@ -216,7 +218,8 @@ def test_hostile_export_paths_are_refused(capsys: pytest.CaptureFixture[str], va
 def test_the_ordinary_values_still_parse() -> None:
     args = cli.parse([*SWEEP, "--server-address", "10.213.7.10", "--export", "/srv/nfs", "--duration", "2.5",
                       "--link-mbps", "117", "--repetitions", "2", "--file-size", "64", "--seed", "7",
-                      "--client", "fe80::1", "--workload", "seq-write"])  # fmt: skip
+                      "--client", "fe80::1", "--workload", "seq-write", "--deadman-timeout", "30"])  # fmt: skip
+    assert args.deadman_timeout == 30 and cli.parse(SWEEP).deadman_timeout == 60
     assert args.duration == 2.5 and args.link_mbps == 117.0 and args.file_size == 64 and args.seed == 7
     assert args.client == ["c1", "fe80::1"] and args.knob == [arguments.KnobAssignment("rsize", "32K,1M")]
     assert cli.parse(["discover", "lab-server", "lab_client1", "10.0.0.1"]).hosts == ["lab-server", "lab_client1", "10.0.0.1"]

@@ -13,6 +13,7 @@ import pytest
 from app.cli import main
 from app.report.ladder import load_ladder
 from app.session import TuningSession
+from app.session.study import StudyChoice, StudyKind
 from app.simulated import SimulatedHosts
 from app.store import Store
 from app.sweep.spec import SweepSpec
@@ -114,8 +115,8 @@ def test_a_bad_ladder_is_refused_before_any_host_is_touched(hosts: SimulatedHost
 
 def test_a_cancelled_ladder_resumes_with_the_steps_it_had_not_climbed(tmp_path: Path) -> None:
     def plan(session: TuningSession) -> SweepSpec:
-        return session.plan_ladder(session.choices(knobs={"nfsd_threads": "4"}, workloads=("rand_read",),
-                                                   duration_s=8.0), 8)  # fmt: skip
+        return session.plan_study(session.choices(knobs={"nfsd_threads": "4"}, workloads=("rand_read",),
+                                                  duration_s=8.0), StudyChoice(StudyKind.LADDER, max_streams=8))  # fmt: skip
 
     with Store(tmp_path / "s.db") as store:
         spec = asyncio.run(cancel_then_resume(store, plan))

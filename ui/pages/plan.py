@@ -1,6 +1,7 @@
-"""Page 3: which knobs to sweep over which values, on which workloads, how often.
+"""Page 3: which knobs to sweep over which values, on which workloads, how often; or a study.
 
-Its commit button only asks: the run starts from the confirmation (ui.run_confirmation),
+A study (a load ladder, directory scaling: ui.pages.plan_study) holds each checked knob at
+one value instead, and has no strategy, repetitions or goal. Its commit button only asks: the run starts from the confirmation (ui.run_confirmation),
 which lists what the run changes on each host, and only on its explicit "Start run"."""
 
 from __future__ import annotations
@@ -40,18 +41,23 @@ from app.session import (
     PlanChoices,
     PlanError,
     SessionError,
-    plan_problems,
 )
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
+from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, study_problems
 from app.vocabulary import GOAL_TITLES, duration_text, knob_label
-from app.sweep.spec import SweepSpec
+from app.sweep.spec import LOOPING, SweepSpec
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
+from ui.pages.plan_study import StudyFields
 from ui.run_confirmation import RunConfirmation
 from ui.table_fit import ColumnFit
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
+STUDY_COLUMNS = {0: "Hold", 4: "Value to hold"}  # a study's words for the columns that differ
+STUDY_SUBTITLE = ("{help} Unchecked knobs stay at the hosts' own settings; a checked one is held at one value "
+                  "for the whole study. Every change is put back after.")
+LADDER_WORKLOAD = "rand_read"  # the ladder's workload when none of the sweep's can climb (as the command line's)
 ASYNC_WARNING = (
     "<p><b>async exports are fast because the server acknowledges writes before they are on disk.</b></p>"
     "<p>If the server crashes or loses power, data the clients were told is safe can be lost or "
@@ -156,6 +162,7 @@ def _number(text: str) -> float | None:
 class PlanPage(Page):
     TITLE = "Plan"
     SUBTITLE = "Choose the knobs and the values to try. Each trial changes them on the hosts and puts them back after."
+    SWEEP_ONLY = ("strategy_box", "reps", "goal_box", "p99_edit", "load_edit")  # fields a study has none of
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
@@ -164,6 +171,9 @@ class PlanPage(Page):
         self.warnings: dict[str, QMessageBox] = {}  # opt-in kind -> its warning, once asked
         self.confirmation: RunConfirmation | None = None
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
+        self._kind = StudyKind.SWEEP  # the kind the table and fields are set up for
+        self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs and workloads, kept while a study is chosen
+        self._sweep_workloads: list[bool] = []
         self.setCommitPage(True)  # after this the run changes hosts: no going back
         self.setButtonText(QWizard.WizardButton.CommitButton, "Start &run…")  # asks first; &S is the Sessions menu's
 
@@ -262,6 +272,7 @@ class PlanPage(Page):
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
         emphasize(self.estimate)
+        self.study_fields = StudyFields(self)
 
         side = QWidget(self)
         form = QFormLayout(side)
@@ -287,6 +298,7 @@ class PlanPage(Page):
         knobs = QWidget(self)
         knobs_col = QVBoxLayout(knobs)
         knobs_col.setContentsMargins(0, 0, 0, 0)
+        knobs_col.addWidget(self.study_fields)
         knobs_col.addWidget(self.table, 1)
         for box in self.opt_in_boxes.values():
             knobs_col.addWidget(box)
@@ -299,7 +311,9 @@ class PlanPage(Page):
         body.setSizes([700, 300])
         layout = self.body_layout()
         layout.addWidget(body)
+        self.form = form
         self._goal_changed()
+        self.study_fields.changed.connect(self._study_changed)
 
     def initializePage(self) -> None:
         # today's values are known once the hosts are connected
@@ -314,6 +328,8 @@ class PlanPage(Page):
             checked = item.data(Qt.ItemDataRole.UserRole) in measured
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.workload_list.blockSignals(False)
+        if self._kind is StudyKind.LADDER:
+            self._one_climbing_workload()
         self._changed()
 
     # --- the opt-ins: async exports, nfsd restarts ---
@@ -352,17 +368,66 @@ class PlanPage(Page):
     # --- the plan and its checks: the core's (app.session.plan), in the CLI's words ---
     def choices(self) -> PlanChoices:
         knobs = {k.name: self.edits[k.name].text() for k in self.knobs if self.checks[k.name].isChecked()}
-        workloads = tuple(
-            str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole))
-            for i in range(self.workload_list.count())
-            if self.workload_list.item(i).checkState() == Qt.CheckState.Checked
-        )
+        workloads = self._checked_workloads()
+        opt_ins = {"allow_async": self.async_box.isChecked(), "allow_restart": self.opt_in_boxes["restart"].isChecked()}
+        if self._kind is StudyKind.LADDER:  # one workload, one trial per step (as `nfs-tuner study ladder`)
+            return self.session.choices(knobs=knobs, workloads=workloads, repetitions=1, **opt_ins)
+        if self._kind is StudyKind.DIRS:
+            return self.session.choices(knobs=knobs, workloads=("dir_scaling",), repetitions=1, **opt_ins)
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
                                     repetitions=self.reps.value(), allow_async=self.async_box.isChecked(),
                                     allow_restart=self.opt_in_boxes["restart"].isChecked(), goal=goal,
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
+
+    def _checked_workloads(self) -> tuple[str, ...]:
+        return tuple(str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())
+                     if self.workload_list.item(i).checkState() == Qt.CheckState.Checked)  # fmt: skip
+
+    def _set_workloads(self, checked: list[bool]) -> None:
+        self.workload_list.blockSignals(True)
+        for i, on in enumerate(checked):
+            self.workload_list.item(i).setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.workload_list.blockSignals(False)
+
+    def _one_climbing_workload(self) -> None:
+        """A ladder's one workload: the first checked one that can climb (has streams), else the default."""
+        kinds = [str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())]
+        climbing = [k for k in self._checked_workloads() if k in LOOPING] or [LADDER_WORKLOAD]
+        self._set_workloads([k == climbing[0] for k in kinds])
+
+    # --- a sweep or a study: the table's words, the sweep-only fields, what is checked ---
+    @Slot()
+    def _study_changed(self) -> None:
+        kind = self.study_fields.kind
+        if kind is not self._kind:
+            self._switch_kind(self._kind, kind)
+            self._kind = kind
+        self._changed()
+
+    def _switch_kind(self, was: StudyKind, kind: StudyKind) -> None:
+        """A study starts from the hosts' own settings (no knob checked) and the sweep's checks come back after."""
+        kinds = [str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())]
+        if was is StudyKind.SWEEP:
+            self._sweep_checks = {name: check.isChecked() for name, check in self.checks.items()}
+            self._sweep_workloads = [k in self._checked_workloads() for k in kinds]
+        study = kind is not StudyKind.SWEEP
+        for name, check in self.checks.items():
+            check.blockSignals(True)
+            check.setChecked(self._sweep_checks.get(name, False) and check.isEnabled() if not study else False)
+            check.blockSignals(False)
+        if kind is StudyKind.LADDER:
+            self._one_climbing_workload()
+        elif not study and self._sweep_workloads:
+            self._set_workloads(self._sweep_workloads)
+        self.workload_list.setEnabled(kind is not StudyKind.DIRS)  # a directory study's workload is its own
+        for name in self.SWEEP_ONLY:
+            self.form.setRowVisible(getattr(self, name), not study)
+        self.table.setHorizontalHeaderLabels([STUDY_COLUMNS.get(c, w) if study else w for c, w in enumerate(COLUMNS)])
+        for knob in self.knobs:
+            self.checks[knob.name].setAccessibleName(f"{'Hold' if study else 'Sweep'} {knob.spec.title}")
+        self.header.subtitle.setText(STUDY_SUBTITLE.format(help=STUDY_HELP[kind]) if study else self.SUBTITLE)
 
     def _goal_field(self, name: str, accessible: str, placeholder: str, tip: str) -> QLineEdit:
         """A number a goal takes (its limit, its load); empty when the goal takes none."""
@@ -384,8 +449,8 @@ class PlanPage(Page):
 
     @Slot()
     def _changed(self, *_args: object) -> None:
-        choices = self.choices()
-        self.errors = plan_problems(choices)
+        choices, study = self.choices(), self.study_fields.study()
+        self.errors = study_problems(choices, study)
         for name, edit in self.edits.items():
             edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if name in self.errors else "")
         for edit in (self.p99_edit, self.load_edit):
@@ -394,8 +459,9 @@ class PlanPage(Page):
         if self.errors:
             self.estimate.setText("Fix the plan to see how long it takes.")
         else:
-            est = self.session.estimate(choices)
-            self.estimate.setText(f"{est.trials} trials, about {duration_text(est.seconds)}")
+            est = self.session.estimate(choices, study)
+            rate = f" at {PLANNED_CREATES_PER_S:,.0f} creates/s per client" if study.kind is StudyKind.DIRS else ""
+            self.estimate.setText(f"{est.trials} trials, about {duration_text(est.seconds)}{rate}")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
@@ -406,7 +472,7 @@ class PlanPage(Page):
         if self.errors:
             return False
         try:
-            spec = self.session.plan(self.choices())
+            spec = self.session.plan_study(self.choices(), self.study_fields.study())
         except (PlanError, SessionError) as exc:
             self.error_label.setText(str(exc))
             return False

@@ -2,8 +2,10 @@
 
 Everything below the objective box follows the selected objective: the recommendation,
 the ranking, the snippets (rendered for that objective's configuration) and the chart
-per knob (app.session.results). The page ends in what an admin does next: export the
-report, or start a new session (the finished one stays in the database).
+per knob (app.session.results). A study (a load ladder, directory scaling) recommends no
+knob: its page is the study's own view, as the review shows it (ui.review.study_views).
+The page ends in what an admin does next: export the report, or start a new session (the
+finished one stays in the database).
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from ui.pages.base import Page
 from ui.pages.results_chart import KnobChart
 from ui.pages.results_snippets import SnippetCard
 from ui.review.dialogs import Dialogs
+from ui.review.study_views import study_view
 from ui.review.tables import fill_table, make_table
 from ui.table_fit import ColumnFit
 from ui.theme import buddy_label
 
+STUDY_SUBTITLE = "The study's curve, where it bends or collapses and why, and the figures behind it."
 RANK_COLUMNS = ("#", "Configuration", "Mean (95 % CI)", *LATENCY_HEADERS, "Median CV", "Runs")
 
 
@@ -52,6 +56,7 @@ class ResultsPage(Page):
         self.shown: ObjectiveResults | None = None
         self._cache: dict[str, ObjectiveResults | None] = {}
         self._saved = ""  # where the session is kept, in true words
+        self.study: QWidget | None = None  # a study's view, in place of the recommendation and its tabs
         self.dialogs = Dialogs(self)
         self.recommendation = QLabel(self)
         self.recommendation.setObjectName("recommendation")
@@ -118,6 +123,7 @@ class ResultsPage(Page):
         actions.addWidget(self.export_button)
         actions.addWidget(self.new_button)
 
+        self.rec_box = rec_box
         upright = QSplitter(Qt.Orientation.Vertical, self)
         upright.addWidget(rec_box)
         upright.addWidget(self.tabs)
@@ -137,11 +143,25 @@ class ResultsPage(Page):
         self._cache = {}
         self._saved = saved_text(self.session.store, data.session.id, demo=self.session.simulated)
         self.saved.setText(self._saved)
+        self._show_study(data.session.id)
         self.objective.blockSignals(True)
         self.objective.clear()
         self.objective.addItems([o.objective for o in data.objectives])
         self.objective.blockSignals(False)
         self._show_objective()
+
+    def _show_study(self, session_id: int) -> None:
+        """A study's view as the first tab and the sweep's panes hidden; a sweep's panes back otherwise."""
+        if self.study is not None:
+            self.tabs.removeTab(self.tabs.indexOf(self.study))
+            self.study.deleteLater()
+        self.study = study_view(self.session.store, session_id, self.tabs)
+        if self.study is not None:
+            self.tabs.setCurrentIndex(self.tabs.insertTab(0, self.study, self.study.TITLE))
+        for index in range(self.tabs.count()):
+            self.tabs.setTabVisible(index, self.study is None or self.tabs.widget(index) is self.study)
+        self.rec_box.setVisible(self.study is None)
+        self.header.subtitle.setText(self.SUBTITLE if self.study is None else STUDY_SUBTITLE)
 
     @property
     def view(self) -> ObjectiveView | None:
