@@ -16,9 +16,10 @@ from app.knobs.catalog import SPECS
 from app.knobs.listing import KnobRow, knob_rows
 from app.knobs.model import Safety, Scope
 from app.session import topology
+from app.session.study import spec_estimate
 from app.sweep.spec import SweepSpec
 from app.vocabulary import knob_label, knob_value_text, knob_values_text
-from experiments.estimate import DurationEstimate, estimate_duration
+from experiments.estimate import DurationEstimate
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,4 +85,4 @@ def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
         hosts.append(HostChanges(c, "client", tuple(changes[c]), f"{mount_source(spec.address, spec.export)} at {mount_point}", own))
     tried = [str(v) for v in spec.plan.knobs.get("export_sync", ())]
     return RunPreview(tuple(hosts), tuple(spec.plan.workloads), (spec.server, *spec.clients),
-                      SPECS["export_sync"].safety_note if "async" in tried else "", estimate_duration(spec.plan))  # fmt: skip
+                      SPECS["export_sync"].safety_note if "async" in tried else "", spec_estimate(spec))  # fmt: skip

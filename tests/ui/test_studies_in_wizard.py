@@ -62,6 +62,8 @@ def test_a_study_holds_knobs_at_one_value_and_the_sweep_comes_back_as_it_was(qtb
     assert "a ladder holds nfsd_threads at one value for every step" in plan.error_label.text()
     plan.edits["nfsd_threads"].setText("4")
     assert plan.isComplete() and plan.choices().knobs == {"nfsd_threads": "4"}
+    spec = session.plan_study(plan.choices(), plan.study_fields.study())
+    assert spec.ladder == (1, 2, 4, 8) and session.preview(spec).estimate.trials == 4  # what the confirmation says
 
     plan.study_fields.set_kind(StudyKind.DIRS)
     assert plan.choices().workloads == ("dir_scaling",) and not plan.workload_list.isEnabled()

@@ -1,8 +1,9 @@
 """Page 3: which knobs to sweep over which values, on which workloads, how often; or a study.
 
 A study (a load ladder, directory scaling: ui.pages.plan_study) holds each checked knob at
-one value instead, and has no strategy, repetitions or goal. Its commit button only asks: the run starts from the confirmation (ui.run_confirmation),
-which lists what the run changes on each host, and only on its explicit "Start run"."""
+one value instead, and has no strategy, repetitions or goal. The commit button only asks:
+the run starts from the confirmation (ui.run_confirmation), which lists what the run
+changes on each host, and only on its explicit "Start run"."""
 
 from __future__ import annotations
 
@@ -381,8 +382,11 @@ class PlanPage(Page):
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
 
+    def _workload_kinds(self) -> list[str]:
+        return [str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())]
+
     def _checked_workloads(self) -> tuple[str, ...]:
-        return tuple(str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())
+        return tuple(kind for i, kind in enumerate(self._workload_kinds())
                      if self.workload_list.item(i).checkState() == Qt.CheckState.Checked)  # fmt: skip
 
     def _set_workloads(self, checked: list[bool]) -> None:
@@ -393,7 +397,7 @@ class PlanPage(Page):
 
     def _one_climbing_workload(self) -> None:
         """A ladder's one workload: the first checked one that can climb (has streams), else the default."""
-        kinds = [str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())]
+        kinds = self._workload_kinds()
         climbing = [k for k in self._checked_workloads() if k in LOOPING] or [LADDER_WORKLOAD]
         self._set_workloads([k == climbing[0] for k in kinds])
 
@@ -408,10 +412,10 @@ class PlanPage(Page):
 
     def _switch_kind(self, was: StudyKind, kind: StudyKind) -> None:
         """A study starts from the hosts' own settings (no knob checked) and the sweep's checks come back after."""
-        kinds = [str(self.workload_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.workload_list.count())]
         if was is StudyKind.SWEEP:
             self._sweep_checks = {name: check.isChecked() for name, check in self.checks.items()}
-            self._sweep_workloads = [k in self._checked_workloads() for k in kinds]
+            checked = self._checked_workloads()
+            self._sweep_workloads = [k in checked for k in self._workload_kinds()]
         study = kind is not StudyKind.SWEEP
         for name, check in self.checks.items():
             check.blockSignals(True)
