@@ -87,7 +87,7 @@ def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
             "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs",
             "--knob", "rsize=32k,64k,1M", "--workload", "seq_read", "--repetitions", "1", "--duration", "3",
-            "--file-size", "16", "--no-ceilings", "--deadman-timeout", "10"]  # fmt: skip
+            "--file-size", "16", "--no-ceilings", "--deadman-timeout", "15"]  # fmt: skip
     # A short switch: the resume below waits for it to fire, not for the default minute.
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
