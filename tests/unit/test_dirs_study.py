@@ -14,7 +14,8 @@ import pytest
 from app.cli import main
 from app.report.dirs import load_dirs
 from app.session import TuningSession
-from app.session.study import StudyChoice, StudyKind
+from app.session import PlanChoices, Where
+from app.session.study import PLANNED_CREATES_PER_S, StudyChoice, StudyKind, build_study, spec_estimate, study_problems
 from app.simulated import SimulatedHosts
 from app.store import Store
 from app.sweep.spec import SweepSpec
@@ -120,3 +121,18 @@ def test_a_cancelled_study_resumes_with_the_layouts_it_had_not_grown(tmp_path: P
         result = load_dirs(store, 1)
         assert result is not None and [c.layout for c in result.curves] == ["flat", "hashed"]
         assert all(c.points and c.points[-1].entries == 200_000 for c in result.curves)
+
+
+def test_a_directory_study_is_planned_at_its_stated_create_rate_and_a_ladder_by_its_steps() -> None:
+    where = Where("server", ("client",), "/srv/nfs")
+    choices = PlanChoices(workloads=("dir_scaling",), repetitions=1)
+    dirs = build_study(choices, where, StudyChoice(StudyKind.DIRS, entries=100_000))
+    est = spec_estimate(dirs)
+    each = dirs.plan.timing.setup_s + 2 * 100_000 / PLANNED_CREATES_PER_S  # creates, then the timed delete
+    assert est.trials == 2 and est.seconds == pytest.approx(2 * each)
+    assert est.worst_seconds >= est.seconds
+    ladder = build_study(PlanChoices(workloads=("rand_read",), repetitions=1), where,
+                         StudyChoice(StudyKind.LADDER, max_streams=16))  # fmt: skip
+    assert spec_estimate(ladder).trials == 5  # 1, 2, 4, 8, 16
+    assert study_problems(choices, StudyChoice(StudyKind.DIRS, layouts=())) == {
+        "layouts": "layouts are one each of flat, hashed, got none"}
