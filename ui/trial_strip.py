@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, Q
 from app.sweep.events import TrialFinished
 from app.vocabulary import (
     clients_note,
-    config_text,
+    trial_config_text,
     fairness_sentences,
     figure_text,
     latencies_text,
@@ -95,7 +95,7 @@ class TrialStrip(QListWidget):
     def _describe(self, item: QListWidgetItem, number: int, ev: TrialFinished) -> None:
         """Four lines (which trial and how it went, the configuration, the figures, the latency) and the
         clients' note when they differed, each cut to the tile; the tooltip has them whole."""
-        config, figures = config_text(dict(ev.config)), trial_figures(ev)
+        config, figures = trial_config_text(dict(ev.config), ev.step), trial_figures(ev)
         head = f"#{number} {ev.workload} · {trial_mark(ev)}"
         note = clients_note(ev.fairness)
         lines = (head, config, figures, trial_latency(ev), *((note,) if note is not None else ()))

@@ -28,7 +28,7 @@ from app.store import Store
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
 from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
-from app.vocabulary import clients_note, config_text, duration_text, figure_text, latencies_text
+from app.vocabulary import clients_note, duration_text, figure_text, latencies_text, trial_config_text
 from experiments.goals import GOALS, MAX_LOAD_IOPS, MAX_P99_MS, GoalKind
 from experiments.workloads import MIB
 
@@ -156,7 +156,7 @@ class _Printer:
                 what += f" ({latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)})"
             if (fair := clients_note(event.fairness)) is not None:  # only when beyond the noise, as `sessions show`
                 what += f", {fair}"
-            line = f"trial {event.trial_id} {event.workload} {config_text(event.config)}: {what}"
+            line = f"trial {event.trial_id} {event.workload} {trial_config_text(event.config, event.step)}: {what}"
             self.out.write(("\r\x1b[K" if self.tty else "") + line + "\n")
         elif isinstance(event, Message):
             self.out.write(("\r\x1b[K" if self.tty else "") + f"{event.level.value}: {event.text} {event.detail}\n")

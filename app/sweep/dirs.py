@@ -27,3 +27,6 @@ class DirsEngine(LadderEngine):
 
     def _at(self, step: Any | None) -> None:
         self.spec = replace(self.spec, layout=step)
+
+    def _step_text(self) -> str:
+        return f"{self.spec.layout} layout, {self.spec.entries:,} entries" if self.spec.layout else ""

@@ -351,6 +351,10 @@ class SweepEngine:
             for w in waits:
                 w.cancel()
 
+    def _step_text(self) -> str:
+        """A study's step for the trial events (the study engines name theirs); a sweep has none."""
+        return ""
+
     def _progress(self) -> None:
         eta = None
         if self._durations:
@@ -441,7 +445,8 @@ class SweepEngine:
         t_start = time.monotonic()
         trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=plan_id)
         self.skip.clear()
-        self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep))
+        step = self._step_text()
+        self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep, step))
         summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
         latency: Latency | None = None
@@ -502,7 +507,7 @@ class SweepEngine:
                                            cv=float(cv) if isinstance(cv, int | float) else None,
                                            stable=summary.get("steady"), skipped=reason == SKIPPED,
                                            unit=str(summary.get("unit", "B/s")), latency=latency,
-                                           fairness=fair))  # fmt: skip
+                                           fairness=fair, step=step))  # fmt: skip
             self._progress()
         if lost is not None:
             raise _HostGone(lost)

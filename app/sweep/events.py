@@ -25,6 +25,7 @@ class TrialStarted:
     config: Mapping[str, Any]
     workload: str
     repetition: int
+    step: str = ""  # a study's step: "8 streams per client", "flat layout"; "" in a sweep
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ class TrialFinished:
     unit: str = "B/s"  # "ops/s" for small files, tree and directory scaling
     latency: Latency | None = None  # p50/p99/p99.9 of the clients' merged histogram; None: not measured
     fairness: Fairness | None = None  # the clients' shares as stored with the trial; None: one client or nothing moved
+    step: str = ""  # as TrialStarted's
 
 
 @dataclass(frozen=True, slots=True)

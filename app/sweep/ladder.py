@@ -45,6 +45,9 @@ class LadderEngine(SweepEngine):
         """Point the spec at ``step`` (None: back to no step)."""
         self.spec = replace(self.spec, jobs=step)
 
+    def _step_text(self) -> str:
+        return f"{self.spec.jobs} streams per client" if self.spec.jobs else ""
+
     def _climbed(self, sid: int) -> set[Any]:
         """Steps done: measured ok, or broken twice (not tried again, as a sweep's configuration).
         A step broken once (cut by a cancel, a lost host) is climbed again on resume."""

@@ -62,6 +62,7 @@ from app.vocabulary.knobs import (
     knob_values_text,
     setting_text,
     transition_text,
+    trial_config_text,
 )
 from app.vocabulary.stored import data_text
 from app.vocabulary.times import date_text, duration_text
@@ -81,6 +82,6 @@ __all__ = [
     "fairness_sentences", "late_text", "lowest_text",
     "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",
     "memory_text", "percent_text", "setting_text", "signed_figure_text",
-    "signed_percent_text", "signed_range_text", "transition_text", "unit_of", "unit_word", "workload_detail",
+    "signed_percent_text", "signed_range_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
     "workload_id", "workload_label",
 ]  # fmt: skip

@@ -67,6 +67,13 @@ def config_text(config: Mapping[str, Any]) -> str:
     return ", ".join(setting_text(k, config[k]) for k in sorted(config)) or "(no knobs)"
 
 
+def trial_config_text(config: Mapping[str, Any], step: str = "") -> str:
+    """What a trial ran at, led by a study's step: '8 streams per client, nfsd_threads=4'; else config_text."""
+    if not step:
+        return config_text(config)
+    return ", ".join((step, *(setting_text(k, config[k]) for k in sorted(config))))
+
+
 def held_text(config: Mapping[str, Any]) -> str:
     """The knobs a study held for every trial: 'nfsd_threads=8', or "the hosts' own settings" for none."""
     return config_text(config) if config else "the hosts' own settings"

@@ -85,6 +85,7 @@ def test_a_ladder_runs_from_the_wizard_and_its_results_are_the_knee(qtbot, sessi
     plan.edits["nfsd_threads"].setText("4")
     run, finished = _run(qtbot, wizard)
     assert run.progress.maximum() == 3  # 1, 2, 4 streams per client
+    assert "4 streams per client, nfsd_threads=4" in run.strip.item(2).text()  # each tile names its step
     trials = session.store.trials(finished.session_id)
     assert sorted(t.workload["jobs"] for t in trials) == [1, 2, 4]
     assert all(t.config == {"nfsd_threads": 4} for t in trials)
@@ -108,6 +109,7 @@ def test_a_directory_study_runs_from_the_wizard_and_a_sweep_shown_after_it_has_i
     result = load_dirs(session.store, finished.session_id)
     assert result is not None and {c.layout for c in result.curves} == {"flat"}  # a curve per client
     assert all(c.points[-1].entries == 20_000 for c in result.curves)
+    assert "flat layout, 20,000 entries" in run.strip.item(0).text()
     go_next(qtbot, wizard)
     results = wizard.currentPage()
     assert isinstance(results, ResultsPage)

@@ -74,6 +74,7 @@ def test_without_a_knob_the_ladder_runs_at_the_hosts_own_settings_and_recommends
     assert main(ladder_args(db, "--max-streams", "4")) == 0
     out = capsys.readouterr().out
     assert "Load ladder: rand_read at the hosts' own settings" in out and "No knee up to 8 streams" in out
+    assert "rand_read 4 streams per client: " in out  # each trial's line names its step
     with Store(db, readonly=True) as store:
         (session,) = store.list_sessions()
         assert session.notes == "ladder" and store.recommendations(session.id) == []

@@ -27,7 +27,7 @@ from app.session import SessionError
 from app.session.stability import StabilityRule
 from app.store import SessionState
 from app.sweep.events import Decision, HostLost, JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
-from app.vocabulary import config_text, knob_label, transition_text
+from app.vocabulary import knob_label, transition_text, trial_config_text
 from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 from ui.live_plot import LivePlots
@@ -242,8 +242,9 @@ class RunPage(Page):
     def on_trial_started(self, ev: TrialStarted) -> None:
         self.in_trial = True
         index = self.progress.value() + 1
-        self.trial_label.setText(f"Trial {index} of {max(self.total, index)}: {config_text(dict(ev.config))} · "
-                                 f"{ev.workload}, repetition {ev.repetition + 1}")
+        self.trial_label.setText(f"Trial {index} of {max(self.total, index)}: "
+                                 f"{trial_config_text(dict(ev.config), ev.step)} · {ev.workload}"
+                                 + ("" if ev.step else f", repetition {ev.repetition + 1}"))  # a study's steps run once
 
     @Slot(object)
     def on_trial_finished(self, ev: TrialFinished) -> None:
