@@ -172,8 +172,7 @@ async def shoot(window: MainWindow, session: TuningSession, camera: Camera) -> N
     plan.edits["nfsd_threads"].setText("8")
     await settle()
     camera.save(window, "3-plan-ladder")
-    plan.study_fields.set_kind(StudyKind.SWEEP)  # the sweep's checks come back
-    plan.edits["nfsd_threads"].setText("8, 16, 32, 64")
+    plan.study_fields.set_kind(StudyKind.SWEEP)  # the sweep's checks and values come back
     await settle()
 
     hosts.speed = 8.0

@@ -180,7 +180,7 @@ def _checked(command: str, args: argparse.Namespace, problems: Callable[[], dict
     """A study run by ``drive`` once its arguments make one: 2 and the problems before any host is touched."""
     try:
         if found := problems():
-            raise PlanError(found)
+            raise PlanError({k: f"{v} (--knob {k}=V)" if k in SPECS else v for k, v in found.items()})
     except ValueError as exc:
         print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
         return 2

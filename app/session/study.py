@@ -10,7 +10,7 @@ entries it creates, at a stated rate, since no host has measured it yet).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.session.dirs_plan import build_dirs, dirs_problems
@@ -18,7 +18,7 @@ from app.session.ladder_plan import build_ladder, ladder_problems
 from app.session.plan import PlanChoices, Where, build_spec, plan_problems
 from app.sweep.dirs import LAYOUTS as LAYOUTS  # re-exported too
 from app.sweep.ladder import MAX_STREAMS as MAX_STREAMS  # re-exported: a bound the faces take from here
-from app.sweep.spec import STUDY_S_PER_ENTRY, SweepSpec
+from app.sweep.spec import SweepSpec
 from experiments.estimate import DurationEstimate, estimate_duration
 from experiments.plan import Value
 
@@ -92,6 +92,6 @@ def spec_estimate(spec: SweepSpec) -> DurationEstimate:
     if spec.dirs:
         layouts = len(spec.dirs)
         each = timing.setup_s + 2 * spec.entries / PLANNED_CREATES_PER_S  # creates, then the timed delete
-        worst = max(each, spec.entries * STUDY_S_PER_ENTRY)  # where the engine calls a trial stuck
+        worst = timing.setup_s + replace(spec, layout=spec.dirs[0]).phased_cap_s  # where the engine calls it stuck
         return DurationEstimate(layouts, layouts, layouts * each, layouts * worst, False)
     return estimate_duration(spec.plan)

@@ -34,6 +34,7 @@ from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
 from app.knobs.deadman import MAX_TIMEOUT
 from app.knobs.model import KnobError
+from app.knobs.recovery import Pending
 from app.runner import ClientWork, RunError, TelemetryTarget
 from app.store import SessionState, Store, TrialState
 from app.recommend.context import ceiling_mtus
@@ -278,11 +279,18 @@ class SweepEngine:
         from this session, is put back here. Other sessions' leftovers stay the admin's call.
         """
         pending = await self.hosts.leftovers(self.store)
-        # The killed run's switch may have had any timeout an admin can choose, not this run's.
-        deadline = time.monotonic() + 2 * MAX_TIMEOUT + 30
-        if any(p.status.startswith("switch armed") for p in pending):
+        # The killed run's switch may have had any timeout an admin can choose, not this run's; another
+        # session's armed switch is waited for as long as one of this run's own would take.
+        now = time.monotonic()
+        deadlines = {sid: now + 2 * MAX_TIMEOUT + 30, None: now + 2 * self.deadman_timeout + 30}
+
+        def waiting(found: list[Pending]) -> bool:
+            return any(p.status.startswith("switch armed") and time.monotonic() < deadlines.get(p.entry.session_id,
+                       deadlines[None]) for p in found)  # fmt: skip
+
+        if waiting(pending):
             self.bus.publish(Message(Level.INFO, "Waiting for the hosts to put back the interrupted run's changes"))
-        while any(p.status.startswith("switch armed") for p in pending) and time.monotonic() < deadline:
+        while waiting(pending):
             await asyncio.sleep(2.0)
             pending = await self.hosts.leftovers(self.store)
         for p in pending:

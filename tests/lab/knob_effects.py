@@ -27,18 +27,19 @@ NFSD = "/proc/fs/nfsd"
 
 
 def _mounted(options: str, body: str) -> str:
-    """A client script: mount the export at POINT with ``options``, run ``body``, unmount."""
+    """A client script: mount the export at POINT with ``options``, run ``body``; unmounted however it ends."""
     return (f"set -e; mkdir -p {POINT}; umount {POINT} 2>/dev/null || true; "
-            f"mount -t nfs -o {options} {SERVER}:{EXPORT} {POINT}; "
-            f"{body}; umount {POINT}")  # fmt: skip
+            f"mount -t nfs -o {options} {SERVER}:{EXPORT} {POINT}; trap 'umount {POINT}' EXIT; "
+            f"mkdir -p {POINT}/{BENCH}; {body}")  # fmt: skip
 
 
 def prepare_small_files(lab: Lab, count: int = 200) -> str:
     """``count`` 4 KiB files in one directory under the export, made on the server once: its name."""
     name = f"small-{count}"
     d = shlex.quote(f"{EXPORT}/{BENCH}/{name}")
-    lab.ssh(SERVER, f"mkdir -p {d} && [ -e {d}/f{count - 1:05d} ] || (cd {d} && for i in $(seq -f %05g 0 {count - 1}); "
-                    f"do head -c 4096 /dev/urandom > f$i; done)", timeout=600)  # fmt: skip
+    lab.ssh(SERVER, f"mkdir -p {d} && chmod 1777 {EXPORT}/{BENCH} && [ -e {d}/f{count - 1:05d} ] || "
+                    f"(cd {d} && for i in $(seq -f %05g 0 {count - 1}); do head -c 4096 /dev/urandom > f$i; done)",
+            timeout=600)  # fmt: skip
     return name
 
 
@@ -102,19 +103,26 @@ def negotiated_rsize(lab: Lab, client: str) -> int:
 
 @contextmanager
 def max_block_size(lab: Lab, size: int) -> Iterator[None]:
-    """nfsd restarted with this max_block_size for the block (the grace period waited out), then as it was."""
+    """nfsd restarted with this max_block_size for the block (the grace period waited out), then as it was.
+    nfsd always comes back with the thread count it had, even when the size is refused."""
+    threads = int(lab.ssh(SERVER, f"cat {NFSD}/threads").stdout.strip())
+    if threads < 1:
+        raise RuntimeError("nfsd is not running on the lab server")
 
-    def restart(value: str) -> None:
-        threads = lab.ssh(SERVER, f"cat {NFSD}/threads").stdout.strip()
-        lab.ssh(SERVER, f"echo 0 > {NFSD}/threads; echo {shlex.quote(value)} > {NFSD}/max_block_size; "
-                        f"rpc.nfsd {int(threads)}")  # fmt: skip
+    def restart(value: int) -> None:
+        done = lab.ssh(SERVER, f"echo 0 > {NFSD}/threads; echo {int(value)} > {NFSD}/max_block_size; ok=$?; "
+                               f"rpc.nfsd {threads}; exit $ok", check=False)  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"max_block_size {value} was refused: {done.stderr.strip()}")
         deadline = time.monotonic() + 120
-        while lab.ssh(SERVER, f"cat {NFSD}/v4_end_grace").stdout.strip() != "Y" and time.monotonic() < deadline:
+        while lab.ssh(SERVER, f"cat {NFSD}/v4_end_grace").stdout.strip() != "Y":
+            if time.monotonic() > deadline:
+                raise RuntimeError("nfsd's grace period did not end within 120 s")
             time.sleep(1)
 
-    old = lab.ssh(SERVER, f"cat {NFSD}/max_block_size").stdout.strip()
-    restart(str(int(size)))
+    old = int(lab.ssh(SERVER, f"cat {NFSD}/max_block_size").stdout.strip())
     try:
+        restart(size)
         yield
     finally:
         restart(old)
@@ -146,9 +154,9 @@ def dirty_limits(lab: Lab, client: str, dirty_bytes: int, background_bytes: int)
     vm = "/proc/sys/vm"
     ratios = lab.ssh(client, f"cat {vm}/dirty_ratio {vm}/dirty_background_ratio {vm}/dirty_bytes "
                              f"{vm}/dirty_background_bytes").stdout.split()  # fmt: skip
-    # The background limit below the hard one at every step: lowered first, raised last.
-    lab.ssh(client, f"echo {int(background_bytes)} > {vm}/dirty_background_bytes; echo {int(dirty_bytes)} > {vm}/dirty_bytes")
-    try:
+    try:  # a background limit above the hard one is clamped by the kernel, so the order does not matter
+        lab.ssh(client, f"echo {int(background_bytes)} > {vm}/dirty_background_bytes; "
+                        f"echo {int(dirty_bytes)} > {vm}/dirty_bytes")  # fmt: skip
         yield
     finally:
         hard = f"{vm}/dirty_bytes" if ratios[2] != "0" else f"{vm}/dirty_ratio"

@@ -93,12 +93,17 @@ def qdisc(iface):
     return "qdisc " + ("; ".join(found) if found else "unread")
 
 
-def operstate(iface):
+def link_state(iface):
+    """'link up (operstate unknown)': whether the interface is up (IFF_UP), and what the driver reports
+    (vec0 reports no carrier, so its operstate reads unknown while it works)."""
     try:
+        with open("/sys/class/net/%s/flags" % iface) as f:
+            up = int(f.read().strip(), 16) & 1
         with open("/sys/class/net/%s/operstate" % iface) as f:
-            return f.read().strip()
-    except OSError:
-        return "unknown"
+            oper = f.read().strip()
+    except (OSError, ValueError):
+        return "link unread"
+    return "link %s (operstate %s)" % ("up" if up else "down", oper)
 
 
 def kick(iface):
@@ -138,7 +143,7 @@ def main(iface, bridge):
             down, up = kick(iface)
             time.sleep(0.5)  # one line, after: the state it was in, and whether the reopen took
             say("LAB-KICK %s: no answer from the switch for %.0f s: reopened it (%s) -> down rc %d, up rc %d, "
-                "operstate %s; %s" % (iface, silent, before, down, up, operstate(iface), qdisc(iface)))
+                "%s; %s" % (iface, silent, before, down, up, link_state(iface), qdisc(iface)))
             answered, wait_s = time.monotonic(), min(wait_s * 2, BACKOFF_MAX_S)
 
 

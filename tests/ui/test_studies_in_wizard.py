@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWizard
+from PySide6.QtWidgets import QMessageBox, QWizard
 
 from app.report.dirs import load_dirs
 from app.report.ladder import load_ladder
@@ -65,14 +65,22 @@ def test_a_study_holds_knobs_at_one_value_and_the_sweep_comes_back_as_it_was(qtb
     spec = session.plan_study(plan.choices(), plan.study_fields.study())
     assert spec.ladder == (1, 2, 4, 8) and session.preview(spec).estimate.trials == 4  # what the confirmation says
 
-    plan.study_fields.set_kind(StudyKind.DIRS)
+    plan.opt_in_boxes["restart"].click()  # a yes during a study enables the knob; it is held only when checked
+    qtbot.waitUntil(lambda: plan.warnings.get("restart") is not None and plan.warnings["restart"].isVisible())
+    plan.warnings["restart"].button(QMessageBox.StandardButton.Yes).click()
+    assert plan.checks["max_block_size"].isEnabled() and not plan.checks["max_block_size"].isChecked()
+    assert plan.isComplete()
+
+    plan.study_fields.set_kind(StudyKind.DIRS)  # from one study to another the held knobs stay
+    assert plan.choices().knobs == {"nfsd_threads": "4"}
     assert plan.choices().workloads == ("dir_scaling",) and not plan.workload_list.isEnabled()
     assert plan.study_fields.entries.isVisibleTo(plan) and not plan.study_fields.streams.isVisibleTo(plan)
     assert plan.isComplete() and plan.estimate.text().startswith("2 trials")  # flat and hashed
     assert "creates/s per client" in plan.estimate.text()
 
-    plan.study_fields.set_kind(StudyKind.SWEEP)
-    assert _checked(plan) == sweep_knobs and plan.choices().workloads == sweep_workloads
+    plan.study_fields.set_kind(StudyKind.SWEEP)  # the sweep as it was, with the knob the yes allowed
+    assert _checked(plan) == sorted([*sweep_knobs, "max_block_size"], key=list(plan.checks).index)
+    assert plan.edits["nfsd_threads"].text() == "8, 64" and plan.choices().workloads == sweep_workloads
     assert plan.table.horizontalHeaderItem(0).text() == "Sweep" and plan.strategy_box.isVisibleTo(plan)
     assert plan.workload_list.isEnabled() and plan.isComplete()
 

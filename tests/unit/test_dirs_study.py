@@ -92,7 +92,7 @@ def test_sessions_show_list_and_the_report_keep_the_curves(hosts: SimulatedHosts
 
 
 @pytest.mark.parametrize(("extra", "words"), [
-    (["--knob", "nfsd_threads=2,32"], "a directory study holds nfsd_threads at one value"),
+    (["--knob", "nfsd_threads=2,32"], "a directory study holds nfsd_threads at one value for every step; give it one (--knob nfsd_threads=V)"),
     (["--knob", "nfsd_threads=2", "--knob", "nfsd_threads=4"], "given twice"),
     (["--entries", "0"], "entries"),
     (["--entries", "60000000"], "entries"),

@@ -103,7 +103,7 @@ def test_sessions_show_and_the_report_keep_the_ladder_for_offline_review(
 
 
 @pytest.mark.parametrize(("extra", "words"), [
-    (["--knob", "nfsd_threads=2,32"], "a ladder holds nfsd_threads at one value"),
+    (["--knob", "nfsd_threads=2,32"], "a ladder holds nfsd_threads at one value for every step; give it one (--knob nfsd_threads=V)"),
     (["--knob", "nfsd_threads=2", "--knob", "nfsd_threads=4"], "given twice"),
     (["--workload", "small_files"], "a ladder needs a workload with streams"),
 ])  # fmt: skip

@@ -173,7 +173,8 @@ class PlanPage(Page):
         self.confirmation: RunConfirmation | None = None
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self._kind = StudyKind.SWEEP  # the kind the table and fields are set up for
-        self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs and workloads, kept while a study is chosen
+        self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs, values and workloads, kept while a study is chosen
+        self._sweep_values: dict[str, str] = {}
         self._sweep_workloads: list[bool] = []
         self.setCommitPage(True)  # after this the run changes hosts: no going back
         self.setButtonText(QWizard.WizardButton.CommitButton, "Start &run…")  # asks first; &S is the Sessions menu's
@@ -329,6 +330,8 @@ class PlanPage(Page):
             checked = item.data(Qt.ItemDataRole.UserRole) in measured
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.workload_list.blockSignals(False)
+        if self._kind is not StudyKind.SWEEP:  # the baseline just measured is what the sweep comes back to
+            self._sweep_workloads = [k in measured for k in self._workload_kinds()]
         if self._kind is StudyKind.LADDER:
             self._one_climbing_workload()
         self._changed()
@@ -358,12 +361,17 @@ class PlanPage(Page):
         box.open()
 
     def _set_opt_in(self, kind: str, on: bool) -> None:
+        """A yes enables the opt-in's knobs: a sweep tries them at once; a study holds one only when checked
+        (the sweep, chosen again, tries them)."""
         self.opt_in_boxes[kind].setChecked(on)
+        sweep = self._kind is StudyKind.SWEEP
         for knob in self.knobs:
             if knob.opt_in == kind:
                 self.checks[knob.name].setEnabled(on)
-                self.checks[knob.name].setChecked(on)
+                self.checks[knob.name].setChecked(on and sweep)
                 self.edits[knob.name].setEnabled(on)
+                if not sweep:
+                    self._sweep_checks[knob.name] = on
         self._changed()
 
     # --- the plan and its checks: the core's (app.session.plan), in the CLI's words ---
@@ -411,24 +419,33 @@ class PlanPage(Page):
         self._changed()
 
     def _switch_kind(self, was: StudyKind, kind: StudyKind) -> None:
-        """A study starts from the hosts' own settings (no knob checked) and the sweep's checks come back after."""
+        """A study starts from the hosts' own settings (no knob checked); the sweep's checks, values and
+        workloads come back as they were when it is chosen again. From one study to another the held knobs stay."""
+        study = kind is not StudyKind.SWEEP
         if was is StudyKind.SWEEP:
             self._sweep_checks = {name: check.isChecked() for name, check in self.checks.items()}
+            self._sweep_values = {name: edit.text() for name, edit in self.edits.items()}
             checked = self._checked_workloads()
             self._sweep_workloads = [k in checked for k in self._workload_kinds()]
-        study = kind is not StudyKind.SWEEP
-        for name, check in self.checks.items():
-            check.blockSignals(True)
-            check.setChecked(self._sweep_checks.get(name, False) and check.isEnabled() if not study else False)
-            check.blockSignals(False)
-        if kind is StudyKind.LADDER:
+        if not study or was is StudyKind.SWEEP:
+            for name, check in self.checks.items():
+                check.blockSignals(True)
+                check.setChecked(not study and self._sweep_checks.get(name, False) and check.isEnabled())
+                check.blockSignals(False)
+        if not study:
+            for name, text in self._sweep_values.items():
+                self.edits[name].blockSignals(True)
+                self.edits[name].setText(text)
+                self.edits[name].blockSignals(False)
+            if self._sweep_workloads:
+                self._set_workloads(self._sweep_workloads)
+        elif kind is StudyKind.LADDER:
             self._one_climbing_workload()
-        elif not study and self._sweep_workloads:
-            self._set_workloads(self._sweep_workloads)
         self.workload_list.setEnabled(kind is not StudyKind.DIRS)  # a directory study's workload is its own
         for name in self.SWEEP_ONLY:
             self.form.setRowVisible(getattr(self, name), not study)
         self.table.setHorizontalHeaderLabels([STUDY_COLUMNS.get(c, w) if study else w for c, w in enumerate(COLUMNS)])
+        self.table.setAccessibleName("Knobs to hold" if study else "Knobs to sweep")
         for knob in self.knobs:
             self.checks[knob.name].setAccessibleName(f"{'Hold' if study else 'Sweep'} {knob.spec.title}")
         self.header.subtitle.setText(STUDY_SUBTITLE.format(help=STUDY_HELP[kind]) if study else self.SUBTITLE)
