@@ -74,6 +74,7 @@ def test_a_study_holds_knobs_at_one_value_and_the_sweep_comes_back_as_it_was(qtb
     plan.study_fields.set_kind(StudyKind.DIRS)  # from one study to another the held knobs stay
     assert plan.choices().knobs == {"nfsd_threads": "4"}
     assert plan.choices().workloads == ("dir_scaling",) and not plan.workload_list.isEnabled()
+    assert plan._checked_workloads() == ("dir_scaling",)  # what the list shows is what runs
     assert plan.study_fields.entries.isVisibleTo(plan) and not plan.study_fields.streams.isVisibleTo(plan)
     assert plan.isComplete() and plan.estimate.text().startswith("2 trials")  # flat and hashed
     assert "creates/s per client" in plan.estimate.text()

@@ -334,6 +334,8 @@ class PlanPage(Page):
             self._sweep_workloads = [k in measured for k in self._workload_kinds()]
         if self._kind is StudyKind.LADDER:
             self._one_climbing_workload()
+        elif self._kind is StudyKind.DIRS:
+            self._set_workloads([k == "dir_scaling" for k in self._workload_kinds()])
         self._changed()
 
     # --- the opt-ins: async exports, nfsd restarts ---
@@ -441,7 +443,9 @@ class PlanPage(Page):
                 self._set_workloads(self._sweep_workloads)
         elif kind is StudyKind.LADDER:
             self._one_climbing_workload()
-        self.workload_list.setEnabled(kind is not StudyKind.DIRS)  # a directory study's workload is its own
+        else:  # a directory study's workload is its own, shown checked and fixed
+            self._set_workloads([k == "dir_scaling" for k in self._workload_kinds()])
+        self.workload_list.setEnabled(kind is not StudyKind.DIRS)
         for name in self.SWEEP_ONLY:
             self.form.setRowVisible(getattr(self, name), not study)
         self.table.setHorizontalHeaderLabels([STUDY_COLUMNS.get(c, w) if study else w for c, w in enumerate(COLUMNS)])
