@@ -153,6 +153,30 @@ def contention(lab: Lab, rec: Recorder) -> list[str]:
     return lines
 
 
+def on_profiles(lab: Lab, names: list[str], measure: Callable[[str], list[str]]) -> list[str]:
+    """Each named profile's table rows and notes (``measure(name)``); the lab put back on the profile it had."""
+    before = lab.current_profile()
+    tables: list[str] = []
+    try:
+        for name in names:
+            print(f"profile {name} …", flush=True)
+            tables += measure(name)
+    finally:
+        lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
+    return tables
+
+
+def print_tables(runs: int, started: float, tables: list[str]) -> None:
+    """The rows as one markdown table (knob, low, high, measure, medians, ratio), the notes after."""
+    print(f"\n{runs} runs per configuration, medians; {time.monotonic() - started:.0f} s in all\n")
+    print("| knob | low | high | measure | low value | high value | unit | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for line in (t for t in tables if t.startswith("|")):
+        print(line)
+    for line in (t for t in tables if not t.startswith("|")):
+        print(line)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("profiles", nargs="*", choices=["wan", "hdd", "contention"], help="default: all three")
@@ -164,28 +188,11 @@ def main() -> int:
     if not lab.is_up():
         print("the lab is not up: sudo make lab-up", file=sys.stderr)
         return 2
-    before = lab.current_profile()
     rec = Recorder(args.runs)
-    tables: list[str] = []
     started = time.monotonic()
-    try:
-        for name in args.profiles or ["wan", "hdd", "contention"]:
-            print(f"profile {name} …", flush=True)
-            if name == "wan":
-                tables += wan(lab, rec, args.rtt_ms)
-            elif name == "hdd":
-                tables += hdd(lab, rec)
-            else:
-                tables += contention(lab, rec)
-    finally:
-        lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
-    print(f"\n{args.runs} runs per configuration, medians; {time.monotonic() - started:.0f} s in all\n")
-    print("| knob | low | high | measure | low value | high value | unit | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    for line in (t for t in tables if t.startswith("|")):
-        print(line)
-    for line in (t for t in tables if not t.startswith("|")):
-        print(line)
+    measure = {"wan": lambda: wan(lab, rec, args.rtt_ms), "hdd": lambda: hdd(lab, rec), "contention": lambda: contention(lab, rec)}
+    tables = on_profiles(lab, args.profiles or list(measure), lambda name: measure[name]())
+    print_tables(args.runs, started, tables)
     if not args.no_record:
         for key, grid in rec.grids.items():
             grid["source"] = f"{grid['source']}; recorded {time.strftime('%Y-%m-%d')} by benchmarks/lab_profiles.py"

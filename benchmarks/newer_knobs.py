@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.lab_hosts import without_standing_mounts  # noqa: E402
-from benchmarks.lab_profiles import Recorder, k, row  # noqa: E402
+from benchmarks.lab_profiles import Recorder, k, on_profiles, print_tables, row  # noqa: E402
 from tests.lab import effects, knob_effects  # noqa: E402
 from tests.lab.lab import Lab  # noqa: E402
 
@@ -101,25 +101,12 @@ def main() -> int:
     if not lab.is_up():
         print("the lab is not up: sudo make lab-up", file=sys.stderr)
         return 2
-    before = lab.current_profile()
     rec = Recorder(args.runs)
-    tables: list[str] = []
     started = time.monotonic()
     measure = {"wan": wan, "hdd": hdd, "gigabit": gigabit}
-    try:
-        with without_standing_mounts(lab.ssh_config, CLIENT, effects.SERVER):
-            for name in args.profiles or list(measure):
-                print(f"profile {name} …", flush=True)
-                tables += measure[name](lab, rec)
-    finally:
-        lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
-    print(f"\n{args.runs} runs per configuration, medians; {time.monotonic() - started:.0f} s in all\n")
-    print("| knob | low | high | measure | low value | high value | unit | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    for line in (t for t in tables if t.startswith("|")):
-        print(line)
-    for line in (t for t in tables if not t.startswith("|")):
-        print(line)
+    with without_standing_mounts(lab.ssh_config, CLIENT, effects.SERVER):
+        tables = on_profiles(lab, args.profiles or list(measure), lambda name: measure[name](lab, rec))
+    print_tables(args.runs, started, tables)
     return 0
 
 

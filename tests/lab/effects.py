@@ -139,15 +139,15 @@ def tree_times(lab: Lab, client: str, *, dirs: int = 40, per_dir: int = 40) -> T
 
 
 @contextmanager
-def server_setting(lab: Lab, path: str, value: int) -> Iterator[None]:
-    """A sysfs/proc value on the server for the block, then the old one back."""
+def host_setting(lab: Lab, host: str, path: str, value: int) -> Iterator[None]:
+    """A sysfs/proc value on a guest for the block, then the old one back."""
     q = shlex.quote(path)
-    old = lab.ssh(SERVER, f"cat {q}").stdout.strip()
-    lab.ssh(SERVER, f"echo {int(value)} > {q}")
+    old = lab.ssh(host, f"cat {q}").stdout.strip()
+    lab.ssh(host, f"echo {int(value)} > {q}")
     try:
         yield
     finally:
-        lab.ssh(SERVER, f"echo {shlex.quote(old)} > {q}")
+        lab.ssh(host, f"echo {shlex.quote(old)} > {q}")
 
 
 STRIPE_CACHE = "/sys/block/md0/md/stripe_cache_size"
@@ -157,7 +157,7 @@ NFSD_THREADS = "/proc/fs/nfsd/threads"
 def md_seq_write(lab: Lab, *, stripe_cache_size: int, mib: int = 256) -> float:
     """MB/s of a buffered sequential write to the RAID-5's file system on the server, flushed."""
     path = f"{EXPORT}/{BENCH}/sw-{time.time_ns()}"
-    with server_setting(lab, STRIPE_CACHE, stripe_cache_size):
+    with host_setting(lab, SERVER, STRIPE_CACHE, stripe_cache_size):
         script = (
             f"mkdir -p {EXPORT}/{BENCH}; sync; s=$(date +%s.%N); "
             f"dd if=/dev/zero of={path} bs=1M count={mib} conv=fdatasync status=none; e=$(date +%s.%N); rm -f {path}; "
@@ -189,7 +189,7 @@ def rand_read(lab: Lab, *, threads: int, streams: int = 8, seconds: int = 10, mi
     """IOPS of 4 KiB O_DIRECT random reads by ``streams`` fio jobs on each client, cold server cache."""
     files = {c: prepare_file(lab, f"rr-{c}-{mib}m", mib).rsplit("/", 1)[1] for c in clients}
     job = "--name=rr --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --group_reporting --output-format=terse --terse-version=3"
-    with server_setting(lab, NFSD_THREADS, threads):
+    with host_setting(lab, SERVER, NFSD_THREADS, threads):
         drop_caches(lab, SERVER)
         before = pool_stats(lab)
         procs = [

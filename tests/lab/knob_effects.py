@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.lab.effects import BENCH, EXPORT, EXPORT_OPTIONS, SERVER, _float, drop_caches, prepare_file
+from tests.lab.effects import BENCH, EXPORT, EXPORT_OPTIONS, SERVER, _float, drop_caches, host_setting, prepare_file
 from tests.lab.lab import SUBNET_PREFIX, Lab
 
 POINT = "/mnt/knob-bench"
@@ -67,17 +67,6 @@ def reopens_per_s(lab: Lab, client: str, *, cto: bool) -> float:
     return _second_pass(lab, client, "vers=4.2" + ("" if cto else ",nocto"), prepare_small_files(lab), "open")
 
 
-@contextmanager
-def client_value(lab: Lab, client: str, path: str, value: int) -> Iterator[None]:
-    q = shlex.quote(path)
-    old = lab.ssh(client, f"cat {q}").stdout.strip()
-    lab.ssh(client, f"echo {int(value)} > {q}")
-    try:
-        yield
-    finally:
-        lab.ssh(client, f"echo {shlex.quote(old)} > {q}")
-
-
 def cold_read(lab: Lab, client: str, options: str, *, read_ahead_kb: int = 16384, mib: int = 128) -> float:
     """MB/s of one cold dd of a ``mib`` MiB file through a fresh mount with ``options``."""
     name = prepare_file(lab, f"seq-{mib}m", mib).rsplit("/", 1)[1]
@@ -91,7 +80,7 @@ def cold_read(lab: Lab, client: str, options: str, *, read_ahead_kb: int = 16384
 
 def slots_read(lab: Lab, client: str, *, slots: int) -> float:
     """A cold read at rsize 64 KiB and 16 MiB readahead with the slot table capped: RPCs in flight per round trip."""
-    with client_value(lab, client, SLOTS, slots):
+    with host_setting(lab, client, SLOTS, slots):
         return cold_read(lab, client, "vers=4.2,rsize=65536")
 
 
