@@ -58,11 +58,6 @@ class StudyChoice:
     entries: int = DEFAULT_ENTRIES  # a directory study's files per directory
     layouts: tuple[str, ...] = LAYOUTS  # a directory study's layouts, each one trial
 
-    @property
-    def holds_knobs(self) -> bool:
-        """A study holds each chosen knob at one value; only a sweep tries several."""
-        return self.kind is not StudyKind.SWEEP
-
 
 def study_problems(choices: PlanChoices, study: StudyChoice) -> dict[str, str]:
     """Everything wrong with ``choices`` for ``study``, by field; empty when they make one."""

@@ -163,7 +163,6 @@ def _number(text: str) -> float | None:
 class PlanPage(Page):
     TITLE = "Plan"
     SUBTITLE = "Choose the knobs and the values to try. Each trial changes them on the hosts and puts them back after."
-    SWEEP_ONLY = ("strategy_box", "reps", "goal_box", "p99_edit", "load_edit")  # fields a study has none of
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
@@ -314,6 +313,8 @@ class PlanPage(Page):
         layout = self.body_layout()
         layout.addWidget(body)
         self.form = form
+        self.sweep_only: tuple[QWidget, ...] = (self.strategy_box, self.reps, self.goal_box, self.p99_edit,
+                                                self.load_edit)  # fields a study has none of
         self._goal_changed()
         self.study_fields.changed.connect(self._study_changed)
 
@@ -446,8 +447,8 @@ class PlanPage(Page):
         else:  # a directory study's workload is its own, shown checked and fixed
             self._set_workloads([k == "dir_scaling" for k in self._workload_kinds()])
         self.workload_list.setEnabled(kind is not StudyKind.DIRS)
-        for name in self.SWEEP_ONLY:
-            self.form.setRowVisible(getattr(self, name), not study)
+        for field in self.sweep_only:
+            self.form.setRowVisible(field, not study)
         self.table.setHorizontalHeaderLabels([STUDY_COLUMNS.get(c, w) if study else w for c, w in enumerate(COLUMNS)])
         self.table.setAccessibleName("Knobs to hold" if study else "Knobs to sweep")
         for knob in self.knobs:
