@@ -28,7 +28,7 @@ from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
 from app.session import PlanChoices, PlanError, Role, TuningSession
 from app.session.dirs_plan import MAX_ENTRIES
-from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, study_problems
+from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, as_study, study_problems
 from app.store import Store
 from app.sweep import SweepFinished
 from app.sweep.spec import SweepSpec
@@ -126,10 +126,11 @@ def _held_knobs(args: argparse.Namespace, study: str) -> dict[str, str]:
 
 def choices_from_args(args: argparse.Namespace) -> PlanChoices:
     """The ladder's choices; ValueError on a knob given twice."""
-    return PlanChoices(knobs=_held_knobs(args, "ladder"), workloads=(args.workload,), repetitions=1, duration_s=args.duration,
-                       allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, file_size=int(args.file_size) * MIB,
-                       link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
-                       measure_ceilings=not args.no_ceilings)  # fmt: skip
+    chosen = PlanChoices(knobs=_held_knobs(args, "ladder"), workloads=(args.workload,), duration_s=args.duration,
+                         allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, file_size=int(args.file_size) * MIB,
+                         link_bps=args.link_mbps * 1e6 if args.link_mbps else None,
+                         measure_ceilings=not args.no_ceilings)  # fmt: skip
+    return as_study(chosen, StudyKind.LADDER)
 
 
 async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
@@ -217,8 +218,9 @@ def dirs_study(args: argparse.Namespace) -> StudyChoice:
 
 def dirs_choices(args: argparse.Namespace) -> PlanChoices:
     """The directory study's choices; ValueError on a knob given twice."""
-    return PlanChoices(knobs=_held_knobs(args, "directory study"), workloads=("dir_scaling",), repetitions=1,
-                       allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, measure_ceilings=not args.no_ceilings)  # fmt: skip
+    chosen = PlanChoices(knobs=_held_knobs(args, "directory study"), allow_async=args.async_opt_in,
+                         allow_restart=args.restart_opt_in, measure_ceilings=not args.no_ceilings)
+    return as_study(chosen, StudyKind.DIRS)
 
 
 async def _run_dirs(args: argparse.Namespace, store: Store, bus: EventBus) -> int:

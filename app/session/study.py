@@ -59,6 +59,16 @@ class StudyChoice:
     layouts: tuple[str, ...] = LAYOUTS  # a directory study's layouts, each one trial
 
 
+def as_study(choices: PlanChoices, kind: StudyKind) -> PlanChoices:
+    """``choices`` as ``kind`` runs them: a study measures each step once, and a directory study's
+    workload is its own (both faces take their choices through here)."""
+    if kind is StudyKind.LADDER:
+        return replace(choices, repetitions=1)
+    if kind is StudyKind.DIRS:
+        return replace(choices, workloads=("dir_scaling",), repetitions=1)
+    return choices
+
+
 def study_problems(choices: PlanChoices, study: StudyChoice) -> dict[str, str]:
     """Everything wrong with ``choices`` for ``study``, by field; empty when they make one."""
     if study.kind is StudyKind.LADDER:

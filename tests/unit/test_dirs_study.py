@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
+from app.cli import build_parser, main
+from app.commands.study import dirs_choices
 from app.report.dirs import load_dirs
 from app.session import TuningSession
 from app.session import PlanChoices, Where
-from app.session.study import PLANNED_CREATES_PER_S, StudyChoice, StudyKind, build_study, spec_estimate, study_problems
+from app.session.study import (PLANNED_CREATES_PER_S, StudyChoice, StudyKind, as_study, build_study, spec_estimate,
+                               study_problems)  # fmt: skip
 from app.simulated import SimulatedHosts
 from app.store import Store
 from app.sweep.spec import SweepSpec
@@ -136,3 +138,15 @@ def test_a_directory_study_is_planned_at_its_stated_create_rate_and_a_ladder_by_
     assert spec_estimate(ladder).trials == 5  # 1, 2, 4, 8, 16
     assert study_problems(choices, StudyChoice(StudyKind.DIRS, layouts=())) == {
         "layouts": "layouts are one each of flat, hashed, got none"}
+
+
+def test_both_faces_take_a_study_s_choices_by_one_rule() -> None:
+    """A study measures each step once; a directory study runs its own workload whatever was checked."""
+    sweep = PlanChoices(workloads=("seq_read", "rand_read"), repetitions=5, knobs={"nfsd_threads": "8"})
+    assert as_study(sweep, StudyKind.SWEEP) == sweep
+    ladder = as_study(sweep, StudyKind.LADDER)
+    assert (ladder.workloads, ladder.repetitions, ladder.knobs) == (("seq_read", "rand_read"), 1, {"nfsd_threads": "8"})
+    dirs = as_study(sweep, StudyKind.DIRS)
+    assert (dirs.workloads, dirs.repetitions, dirs.knobs) == (("dir_scaling",), 1, {"nfsd_threads": "8"})
+    args = ["study", "dirs", "--server", "s", "--client", "c", "--knob", "nfsd_threads=8"]
+    assert dirs_choices(build_parser().parse_args(args)) == as_study(PlanChoices(knobs={"nfsd_threads": "8"}), StudyKind.DIRS)

@@ -44,7 +44,7 @@ from app.session import (
     SessionError,
 )
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
-from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, study_problems
+from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
 from app.vocabulary import GOAL_TITLES, duration_text, knob_label
 from app.sweep.spec import LOOPING, SweepSpec
 from ui.focus import tab_moves_on
@@ -382,10 +382,8 @@ class PlanPage(Page):
         knobs = {k.name: self.edits[k.name].text() for k in self.knobs if self.checks[k.name].isChecked()}
         workloads = self._checked_workloads()
         opt_ins = {"allow_async": self.async_box.isChecked(), "allow_restart": self.opt_in_boxes["restart"].isChecked()}
-        if self._kind is StudyKind.LADDER:  # one workload, one trial per step (as `nfs-tuner study ladder`)
-            return self.session.choices(knobs=knobs, workloads=workloads, repetitions=1, **opt_ins)
-        if self._kind is StudyKind.DIRS:
-            return self.session.choices(knobs=knobs, workloads=("dir_scaling",), repetitions=1, **opt_ins)
+        if self._kind is not StudyKind.SWEEP:  # the study's own rules, as `nfs-tuner study` takes them
+            return as_study(self.session.choices(knobs=knobs, workloads=workloads, **opt_ins), self._kind)
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
                                     repetitions=self.reps.value(), allow_async=self.async_box.isChecked(),
