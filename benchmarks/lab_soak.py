@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.lab_hosts import without_standing_mounts  # noqa: E402
-from tests.lab.lab import Lab  # noqa: E402
+from tests.lab.lab import GUESTS, Lab  # noqa: E402
 
 # Two values per knob, far apart, each one the lab accepts.
 SPACE: dict[str, tuple[str, str]] = {
@@ -85,6 +85,7 @@ def main() -> int:
     failures: list[str] = []
     rounds = 0
     kicked_before = {name: len(lines) for name, lines in lab.kicks().items()}
+    refused_before = {g.name: lab.tap_counters(g.name)["rx_dropped"] for g in GUESTS}
     started = time.monotonic()
     # SIGTERM or Ctrl-C: the running sweep is asked to stop (it puts its changes back), then the
     # soak ends as if its trials were done: mounts put back, the summary printed.
@@ -162,6 +163,9 @@ def main() -> int:
             print(f"  {name}: {len(lines)} (last: {lines[-1]})")
     for w in wedges:
         print(f"  {w}")
+    # A frame a guest wrote that its host tap refused: what latches UML's vector driver (a kick follows).
+    refused = {g.name: lab.tap_counters(g.name)["rx_dropped"] - refused_before[g.name] for g in GUESTS}
+    print("frames the host taps refused (rx_dropped): " + ", ".join(f"{n} {v}" for n, v in refused.items()))
     print("broken trials by cause:")
     for text, n in causes.most_common():
         print(f"  {n:4}  {text}")

@@ -5,10 +5,10 @@ it matters, low vs high, with plain tools on the guests:
 
 - wan (a 20 ms round trip): actimeo 0 vs 60 and cto vs nocto (a GETATTR round trip per
   stat or open, or none from the cache), the client's RPC slot table 16 vs 65536 (RPCs
-  in flight per round trip at rsize 64 KiB), nfsd's max_block_size 64 KiB vs 1 MiB (the
+  in flight per round trip at rsize 64 KiB; one stream, then four at once), nfsd's max_block_size 64 KiB vs 1 MiB (the
   rsize a 1 MiB mount gets, so the same as rsize);
 - hdd (flushes that wait 10-20 ms): the export's wdelay vs no_wdelay on 4 KiB O_SYNC
-  writes, the client's dirty-page limits 16 MiB vs 1 GiB on a write closed with fsync;
+  writes (one writer, then eight writers of one file at once), the client's dirty-page limits 16 MiB vs 1 GiB on a write closed with fsync;
 - gigabit (the default): the dirty-page limits again, where the link, not the disk, waits.
 
     sudo .venv/bin/python benchmarks/newer_knobs.py              # ~15 min
@@ -34,6 +34,8 @@ from tests.lab import effects, knob_effects  # noqa: E402
 from tests.lab.lab import Lab  # noqa: E402
 
 CLIENT = effects.CLIENTS[0]
+STREAMS = 4  # many streams: each one's readahead wants its own RPCs in flight, so the slot table can bind
+WRITERS = 8  # many writers of one file: what wdelay was made to gather into one flush
 MIB = 1024 * 1024
 
 
@@ -46,6 +48,8 @@ def wan(lab: Lab, rec: Recorder) -> list[str]:
                  lambda c: knob_effects.reopens_per_s(lab, CLIENT, cto=c["cto"] == "cto"))
     s = rec.grid("rpc_slots", "MB/s", {"rpc_slots": [16, 65536]}, src,
                  lambda c: knob_effects.slots_read(lab, CLIENT, slots=int(c["rpc_slots"])))
+    s4 = rec.grid(f"rpc_slots_{STREAMS}", "MB/s", {"rpc_slots": [16, 65536]}, src,
+                  lambda c: knob_effects.slots_read(lab, CLIENT, slots=int(c["rpc_slots"]), streams=STREAMS))
     m: dict[str, list[float]] = {}
     got: dict[int, int] = {}
     for size in (65536, 1048576):  # one restart per value, its runs inside
@@ -59,6 +63,8 @@ def wan(lab: Lab, rec: Recorder) -> list[str]:
         row("nocto", "cto", "nocto", "open+read+close of 200 cached files", n[k(cto="cto")], n[k(cto="nocto")], "opens/s"),
         row("rpc_slots", 16, 65536, "cold read, rsize 64 KiB, readahead 16 MiB", s[k(rpc_slots=16)],
             s[k(rpc_slots=65536)], "MB/s"),
+        row("rpc_slots", 16, 65536, f"{STREAMS} cold reads at once, rsize 64 KiB, readahead 16 MiB",
+            s4[k(rpc_slots=16)], s4[k(rpc_slots=65536)], "MB/s"),
         row("max_block_size", 65536, 1048576, "cold read, rsize 1 MiB asked, readahead 16 MiB",
             m[k(max_block_size=65536)], m[k(max_block_size=1048576)], "MB/s"),
     ]  # fmt: skip
@@ -76,13 +82,18 @@ def hdd(lab: Lab, rec: Recorder) -> list[str]:
     lab.set_profile("hdd")
     src = "hdd (flushes wait 10-20 ms), sync export"
     w: dict[str, list[float]] = {}
+    many: dict[str, list[float]] = {}
     for option in ("wdelay", "no_wdelay"):
         with knob_effects.export_options(lab, option):
             w |= rec.grid(f"wdelay_{option}", "writes/s", {"export_wdelay": [option]}, src,
                           lambda _c: knob_effects.sync_writes_per_s(lab, CLIENT))  # fmt: skip
+            many |= rec.grid(f"wdelay_{option}_{WRITERS}", "writes/s", {"export_wdelay": [option]}, src,
+                             lambda _c: knob_effects.sync_writes_per_s(lab, CLIENT, writers=WRITERS))  # fmt: skip
     return [
         row("export_wdelay", "wdelay", "no_wdelay", "4 KiB O_SYNC writes, one file", w[k(export_wdelay="wdelay")],
             w[k(export_wdelay="no_wdelay")], "writes/s"),
+        row("export_wdelay", "wdelay", "no_wdelay", f"4 KiB O_SYNC writes, one file, {WRITERS} writers at once",
+            many[k(export_wdelay="wdelay")], many[k(export_wdelay="no_wdelay")], "writes/s"),
         _dirty(lab, rec, "hdd", src),
     ]  # fmt: skip
 

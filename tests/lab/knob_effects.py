@@ -33,6 +33,11 @@ def _mounted(options: str, body: str) -> str:
             f"mkdir -p {POINT}/{BENCH}; {body}")  # fmt: skip
 
 
+def _at_once(commands: list[str]) -> str:
+    """Shell that runs ``commands`` in parallel and fails (under set -e) when any of them failed."""
+    return "pids=; " + " ".join(f"{c} & pids=\"$pids $!\";" for c in commands) + " for p in $pids; do wait $p; done;"
+
+
 def prepare_small_files(lab: Lab, count: int = 200) -> str:
     """``count`` 4 KiB files in one directory under the export, made on the server once: its name."""
     name = f"small-{count}"
@@ -78,10 +83,24 @@ def cold_read(lab: Lab, client: str, options: str, *, read_ahead_kb: int = 16384
     return _float(lab.ssh(client, _mounted(options, body), timeout=900).stdout, f"cold read on {client}")
 
 
-def slots_read(lab: Lab, client: str, *, slots: int) -> float:
+def parallel_cold_read(lab: Lab, client: str, options: str, *, streams: int, read_ahead_kb: int = 16384,
+                       mib: int = 64) -> float:
+    """MB/s of ``streams`` cold dd's at once, each of a file of its own, through one fresh mount."""
+    names = [prepare_file(lab, f"seq-{mib}m-{i}", mib).rsplit("/", 1)[1] for i in range(streams)]
+    drop_caches(lab, SERVER)
+    reads = _at_once([f"dd if={POINT}/{BENCH}/{n} of=/dev/null bs=1M status=none" for n in names])
+    body = (f"echo {read_ahead_kb} > /sys/class/bdi/$(mountpoint -d {POINT})/read_ahead_kb; "
+            f"sync; echo 3 > /proc/sys/vm/drop_caches; s=$(date +%s.%N); {reads} e=$(date +%s.%N); "
+            f"echo \"{streams * mib} * 1.048576 / ($e - $s)\" | bc -l")  # fmt: skip
+    return _float(lab.ssh(client, _mounted(options, body), timeout=900).stdout, f"{streams} cold reads on {client}")
+
+
+def slots_read(lab: Lab, client: str, *, slots: int, streams: int = 1) -> float:
     """A cold read at rsize 64 KiB and 16 MiB readahead with the slot table capped: RPCs in flight per round trip."""
     with host_setting(lab, client, SLOTS, slots):
-        return cold_read(lab, client, "vers=4.2,rsize=65536")
+        if streams == 1:
+            return cold_read(lab, client, "vers=4.2,rsize=65536")
+        return parallel_cold_read(lab, client, "vers=4.2,rsize=65536", streams=streams)
 
 
 def negotiated_rsize(lab: Lab, client: str) -> int:
@@ -128,11 +147,14 @@ def export_options(lab: Lab, extra: str) -> Iterator[None]:
         lab.ssh(SERVER, "exportfs -ra")
 
 
-def sync_writes_per_s(lab: Lab, client: str, *, count: int = 200) -> float:
-    """4 KiB O_SYNC writes per second to one file: each a stable WRITE the server commits before it answers."""
-    body = (f"f={POINT}/{BENCH}/sync-$$; s=$(date +%s.%N); "
-            f"dd if=/dev/zero of=$f bs=4k count={count} oflag=sync status=none; e=$(date +%s.%N); rm -f $f; "
-            f"echo \"{count} / ($e - $s)\" | bc -l")  # fmt: skip
+def sync_writes_per_s(lab: Lab, client: str, *, count: int = 200, writers: int = 1) -> float:
+    """4 KiB O_SYNC writes per second to one file, by ``writers`` processes at once (each its own region):
+    each a stable WRITE the server commits before it answers, which wdelay may gather into one flush."""
+    each = max(1, count // writers)
+    writes = _at_once([f"dd if=/dev/zero of=$f bs=4k count={each} seek={i * each} oflag=sync conv=notrunc status=none"
+                       for i in range(writers)])  # fmt: skip
+    body = (f"f={POINT}/{BENCH}/sync-$$; : > $f; s=$(date +%s.%N); {writes} e=$(date +%s.%N); rm -f $f; "
+            f"echo \"{each * writers} / ($e - $s)\" | bc -l")  # fmt: skip
     return _float(lab.ssh(client, _mounted("vers=4.2", body), timeout=900).stdout, "sync writes")
 
 

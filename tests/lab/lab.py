@@ -42,6 +42,7 @@ DISK_SIZE = 2 * 1024**3  # per RAID member; sparse
 OFFLOADS = ("tso", "gso", "gro", "tx")
 # The guest's vec0 keeps tx checksumming fixed on; the rest must be off there too.
 GUEST_OFFLOADS = ("tso", "gso", "gro")
+TAP_COUNTERS = ("tx_packets", "tx_dropped", "rx_packets", "rx_dropped")  # what a wedge report reads of a guest's tap
 BOOT_TIMEOUT = 90.0
 
 
@@ -467,18 +468,25 @@ class Lab:
             # uml_mconsole waits for a reply it never gets here; the request is taken at once.
             _run(["timeout", "3", "uml_mconsole", str(mconsole), "sysrq", key], check=False, timeout=10)
         # The switch's side of the guest's cable, twice: frames queued for a guest that no
-        # longer reads them show as tx_dropped growing while tx_packets stands still.
+        # longer reads them show as tx_dropped growing while tx_packets stands still; a frame
+        # the tap refused the guest (what latches its driver) as rx_dropped.
         tap = next(g.tap for g in GUESTS if g.name == name)
-        counters = ("tx_packets", "tx_dropped", "rx_packets")
         readings = []
         for _ in range(2):
-            got = self._ns("cat", *(f"/sys/class/net/{tap}/statistics/{c}" for c in counters), check=False).stdout.split()
-            readings.append(", ".join(f"{c} {v}" for c, v in zip(counters, got, strict=False)))
+            readings.append(", ".join(f"{c} {v}" for c, v in self.tap_counters(name).items()))
             time.sleep(1)
         out = self.logs / f"{name}.wedge-{time.strftime('%Y%m%d-%H%M%S')}.txt"
         taps = "".join(f"host {tap}, {when}: {r}\n" for when, r in zip(("first", "1 s later"), readings, strict=True))
         out.write_text(self.console_tail(name, lines=400) + "\n" + taps)
         return out
+
+    def tap_counters(self, name: str) -> dict[str, int]:
+        """The host tap's counters for guest ``name``. rx_dropped counts frames the guest wrote that
+        the tap refused (down, or an allocation failed): the write error that latches UML's vector
+        driver; tx_dropped, frames for a guest that no longer reads them."""
+        tap = next(g.tap for g in GUESTS if g.name == name)
+        got = self._ns("cat", *(f"/sys/class/net/{tap}/statistics/{c}" for c in TAP_COUNTERS), check=False).stdout.split()
+        return {c: int(v) for c, v in zip(TAP_COUNTERS, got, strict=False)}
 
     def _answers(self, host: str, timeout: float) -> bool:
         try:

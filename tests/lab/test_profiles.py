@@ -130,6 +130,7 @@ def test_a_guest_whose_tap_refused_a_frame_reopens_its_link_and_carries_on(lab: 
     the_lab = lab.lab
     tap = next(g.tap for g in GUESTS if g.name == "lab-client2")
     before = len(the_lab.kicks().get("lab-client2", []))
+    refused = the_lab.tap_counters("lab-client2")["rx_dropped"]
     the_lab._ns("ip", "link", "set", tap, "down")
     try:
         time.sleep(1.5)  # an echo request or two meets the tap down: well short of the watchdog's 5 s
@@ -141,6 +142,8 @@ def test_a_guest_whose_tap_refused_a_frame_reopens_its_link_and_carries_on(lab: 
     kicks = the_lab.kicks().get("lab-client2", [])
     assert len(kicks) > before, "no kick: the guest carried on by itself after its tap came back"
     assert "tx_dropped" in kicks[-1], kicks[-1]  # the refused frame: dropped once, and nothing sent after it
+    # The host saw the refusal too: what a wedge report's tap counters tell apart from other stalls.
+    assert the_lab.tap_counters("lab-client2")["rx_dropped"] > refused
     if " -> " in kicks[-1]:  # a guest booted with today's watchdog says how the reopen went
         assert "down rc 0, up rc 0, link up" in kicks[-1], kicks[-1]
     assert the_lab.ssh("lab-client2", "ls /mnt/lab >/dev/null && echo ok", timeout=60).stdout.strip() == "ok"
