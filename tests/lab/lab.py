@@ -323,12 +323,14 @@ class Lab:
     def set_profile(self, name: str, rtt_ms: float | None = None) -> Profile:
         """Reshape the running lab: the switch ports, the guests' path and the server's disks."""
         chosen = _profile(name, rtt_ms)
-        self._shape_taps(chosen)
-        self._shape_guests(chosen)
+        # Saved first: a guest that wedges half-way leaves the others on the new profile, and
+        # heal shapes the restarted guest by the saved one, which finishes the switch.
         state = self._load_state()
         if state is not None:
             state.profile, state.rtt_ms = name, rtt_ms
             self._save_state(state)
+        self._shape_taps(chosen)
+        self._shape_guests(chosen)
         return chosen
 
     def current_profile(self) -> Profile:

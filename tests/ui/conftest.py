@@ -7,7 +7,6 @@ The wizard runs on the real application layer (app.session) over simulated hosts
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,18 +19,6 @@ from app.session import TuningSession
 from app.simulated import SimulatedHosts
 from app.store import Store
 from ui.bridge import Bridge
-
-
-@pytest.fixture(scope="package", autouse=True)
-def _no_cyclic_gc() -> Iterator[None]:
-    """KNOWN ISSUE, to fix first: after the whole UI suite (CI's order, lab UI tests included) a cyclic
-    collection during tests/ui/test_review_studies.py segfaults in Qt/pyqtgraph objects left by earlier
-    tests; not reproduced alone. Until found, the UI tests run without the cyclic collector and what
-    they leave is frozen (never collected), so the crash cannot happen inside the suite."""
-    gc.disable()
-    yield
-    gc.freeze()
-    gc.enable()
 
 
 @pytest.fixture(autouse=True)
