@@ -72,35 +72,24 @@ def reopens_per_s(lab: Lab, client: str, *, cto: bool) -> float:
     return _second_pass(lab, client, "vers=4.2" + ("" if cto else ",nocto"), prepare_small_files(lab), "open")
 
 
-def cold_read(lab: Lab, client: str, options: str, *, read_ahead_kb: int = 16384, mib: int = 128) -> float:
-    """MB/s of one cold dd of a ``mib`` MiB file through a fresh mount with ``options``."""
-    name = prepare_file(lab, f"seq-{mib}m", mib).rsplit("/", 1)[1]
-    drop_caches(lab, SERVER)
-    body = (f"echo {read_ahead_kb} > /sys/class/bdi/$(mountpoint -d {POINT})/read_ahead_kb; "
-            "sync; echo 3 > /proc/sys/vm/drop_caches; "
-            f"s=$(date +%s.%N); dd if={POINT}/{BENCH}/{name} of=/dev/null bs=1M status=none; e=$(date +%s.%N); "
-            f"echo \"{mib} * 1.048576 / ($e - $s)\" | bc -l")  # fmt: skip
-    return _float(lab.ssh(client, _mounted(options, body), timeout=900).stdout, f"cold read on {client}")
-
-
-def parallel_cold_read(lab: Lab, client: str, options: str, *, streams: int, read_ahead_kb: int = 16384,
-                       mib: int = 64) -> float:
-    """MB/s of ``streams`` cold dd's at once, each of a file of its own, through one fresh mount."""
-    names = [prepare_file(lab, f"seq-{mib}m-{i}", mib).rsplit("/", 1)[1] for i in range(streams)]
+def cold_read(lab: Lab, client: str, options: str, *, read_ahead_kb: int = 16384, mib: int = 128,
+              streams: int = 1) -> float:
+    """MB/s of ``streams`` cold dd's at once, each of a ``mib`` MiB file of its own, through one fresh
+    mount with ``options``."""
+    names = [prepare_file(lab, f"seq-{mib}m" + (f"-{i}" if i else ""), mib).rsplit("/", 1)[1] for i in range(streams)]
     drop_caches(lab, SERVER)
     reads = _at_once([f"dd if={POINT}/{BENCH}/{n} of=/dev/null bs=1M status=none" for n in names])
     body = (f"echo {read_ahead_kb} > /sys/class/bdi/$(mountpoint -d {POINT})/read_ahead_kb; "
             f"sync; echo 3 > /proc/sys/vm/drop_caches; s=$(date +%s.%N); {reads} e=$(date +%s.%N); "
             f"echo \"{streams * mib} * 1.048576 / ($e - $s)\" | bc -l")  # fmt: skip
-    return _float(lab.ssh(client, _mounted(options, body), timeout=900).stdout, f"{streams} cold reads on {client}")
+    return _float(lab.ssh(client, _mounted(options, body), timeout=900).stdout, f"{streams} cold read(s) on {client}")
 
 
 def slots_read(lab: Lab, client: str, *, slots: int, streams: int = 1) -> float:
-    """A cold read at rsize 64 KiB and 16 MiB readahead with the slot table capped: RPCs in flight per round trip."""
+    """A cold read at rsize 64 KiB and 16 MiB readahead with the slot table capped: RPCs in flight per round trip.
+    Several streams read 64 MiB each, one 128 MiB."""
     with host_setting(lab, client, SLOTS, slots):
-        if streams == 1:
-            return cold_read(lab, client, "vers=4.2,rsize=65536")
-        return parallel_cold_read(lab, client, "vers=4.2,rsize=65536", streams=streams)
+        return cold_read(lab, client, "vers=4.2,rsize=65536", streams=streams, mib=128 if streams == 1 else 64)
 
 
 def negotiated_rsize(lab: Lab, client: str) -> int:

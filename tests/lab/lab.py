@@ -63,6 +63,11 @@ GUESTS: tuple[GuestSpec, ...] = (
 )
 
 
+def tap_of(name: str) -> str:
+    """The host tap that is guest ``name``'s cable to the switch."""
+    return next(g.tap for g in GUESTS if g.name == name)
+
+
 class LabError(RuntimeError):
     """A lab step failed; the message names the step, the reason and where to look."""
 
@@ -472,7 +477,7 @@ class Lab:
         # The switch's side of the guest's cable, twice: frames queued for a guest that no
         # longer reads them show as tx_dropped growing while tx_packets stands still; a frame
         # the tap refused the guest (what latches its driver) as rx_dropped.
-        tap = next(g.tap for g in GUESTS if g.name == name)
+        tap = tap_of(name)
         readings = []
         for _ in range(2):
             readings.append(", ".join(f"{c} {v}" for c, v in self.tap_counters(name).items()))
@@ -486,8 +491,7 @@ class Lab:
         """The host tap's counters for guest ``name``. rx_dropped counts frames the guest wrote that
         the tap refused (down, or an allocation failed): the write error that latches UML's vector
         driver; tx_dropped, frames for a guest that no longer reads them."""
-        tap = next(g.tap for g in GUESTS if g.name == name)
-        got = self._ns("cat", *(f"/sys/class/net/{tap}/statistics/{c}" for c in TAP_COUNTERS), check=False).stdout.split()
+        got = self._ns("cat", *(f"/sys/class/net/{tap_of(name)}/statistics/{c}" for c in TAP_COUNTERS), check=False).stdout.split()
         return {c: int(v) for c, v in zip(TAP_COUNTERS, got, strict=False)}
 
     def _answers(self, host: str, timeout: float) -> bool:

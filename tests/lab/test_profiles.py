@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import LabHandle
 from tests.lab import effects
-from tests.lab.lab import GUESTS, Lab, _profile
+from tests.lab.lab import Lab, _profile, tap_of
 from tests.lab.profiles import guest_delay_script, server_disk_script
 
 pytestmark = pytest.mark.lab
@@ -106,7 +106,7 @@ def test_a_guest_that_stops_receiving_reopens_its_link_and_carries_on(lab: LabHa
     switch makes the same silence, so the watchdog's kick and the guest's life after it
     (SSH, its standing NFS mount) are what is checked."""
     the_lab = lab.lab
-    tap = next(g.tap for g in GUESTS if g.name == "lab-client1")
+    tap = tap_of("lab-client1")
     before = len(the_lab.kicks().get("lab-client1", []))
     the_lab._ns("ip", "link", "set", tap, "nomaster")
     try:
@@ -128,7 +128,7 @@ def test_a_guest_whose_tap_refused_a_frame_reopens_its_link_and_carries_on(lab: 
     is closed (vp->in_error; the soak's transmit stall). The watchdog's reopen clears it; its
     kick line says so."""
     the_lab = lab.lab
-    tap = next(g.tap for g in GUESTS if g.name == "lab-client2")
+    tap = tap_of("lab-client2")
     before = len(the_lab.kicks().get("lab-client2", []))
     refused = the_lab.tap_counters("lab-client2")["rx_dropped"]
     the_lab._ns("ip", "link", "set", tap, "down")

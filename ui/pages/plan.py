@@ -386,8 +386,7 @@ class PlanPage(Page):
             return as_study(self.session.choices(knobs=knobs, workloads=workloads, **opt_ins), self._kind)
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
-                                    repetitions=self.reps.value(), allow_async=self.async_box.isChecked(),
-                                    allow_restart=self.opt_in_boxes["restart"].isChecked(), goal=goal,
+                                    repetitions=self.reps.value(), **opt_ins, goal=goal,
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
 
