@@ -85,6 +85,7 @@ def main() -> int:
     failures: list[str] = []
     rounds = 0
     kicked_before = {name: len(lines) for name, lines in lab.kicks().items()}
+    nudged_before = {name: len(lines) for name, lines in lab.nudges().items()}
     refused_before = {g.name: lab.tap_counters(g.name)["rx_dropped"] for g in GUESTS}
     started = time.monotonic()
     # SIGTERM or Ctrl-C: the running sweep is asked to stop (it puts its changes back), then the
@@ -161,6 +162,12 @@ def main() -> int:
     for name, lines in kicks.items():
         if lines:
             print(f"  {name}: {len(lines)} (last: {lines[-1]})")
+    # A stopped clock the host's clock watchdog undid (tests/lab/clock_watchdog.py): each nudge and its outcome.
+    nudges = {n: lines[nudged_before.get(n, 0):] for n, lines in lab.nudges().items()}
+    print(f"clocks the host's watchdog nudged: {sum(1 for ls in nudges.values() for ln in ls if 'sent SIGALRM' in ln)}")
+    for name, lines in nudges.items():
+        if lines:
+            print(f"  {name}: {len(lines)} lines (last: {lines[-1]})")
     for w in wedges:
         print(f"  {w}")
     # A frame a guest wrote that its host tap refused: what latches UML's vector driver (a kick follows).

@@ -70,6 +70,8 @@ def _print_status(report: dict) -> None:  # type: ignore[type-arg]
     print(f"lab is {'UP' if report['up'] else 'NOT healthy'}: profile {report['profile']}, switch MTU {report['mtu']}")
     for name, h in report["hosts"].items():
         print(f"  {name:12} {h['ip']:14} 127.0.0.1:{h['port']}  kernel {'up' if h['kernel_alive'] else 'DOWN'}  ssh {'ok' if h['ssh'] else 'NO'}")
+    helpers = {"forwarder": report.get("forwarder_alive"), "clock watchdog": report.get("clock_watchdog_alive")}
+    print("  " + ", ".join(f"{name} {'up' if alive else 'DOWN'}" for name, alive in helpers.items()))
     print(f"  ssh -F {report['ssh_config']} lab-server")
 
 

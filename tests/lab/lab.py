@@ -11,7 +11,9 @@ the hosts. Nothing here routes to the host's own network.
 
 The profile (tests/lab/profiles.py) shapes the switch ports, adds a round trip inside
 the guests and gives the server's disks a cost; ``heal`` restarts a guest that stopped
-answering, keeping its console.
+answering, keeping its console. Two watchdogs keep the guests going: one in each guest
+reopens a link that stopped (rx_watchdog.py), one on the host gives a guest whose clock
+stopped a tick (clock_watchdog.py).
 
 Everything the lab makes lives under the lab directory (default ``<repo>/.lab``)
 and in the namespace; ``down`` removes both, whatever state ``up`` stopped in.
@@ -32,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tests.lab.clock_watchdog import LOG_NAME as CLOCK_LOG
+from tests.lab.clock_watchdog import MARK as NUDGE_MARK
 from tests.lab.profiles import PROFILES, Profile, ProfileError, guest_delay_script, host_tc, profile, server_disk_script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +48,7 @@ OFFLOADS = ("tso", "gso", "gro", "tx")
 GUEST_OFFLOADS = ("tso", "gso", "gro")
 TAP_COUNTERS = ("tx_packets", "tx_dropped", "rx_packets", "rx_dropped")  # what a wedge report reads of a guest's tap
 BOOT_TIMEOUT = 90.0
+HELPERS = ("forwarder", "clock")  # the lab's own host processes in LabState.pids, beside the guests
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,7 @@ class LabState:
     netns: str
     profile: str
     ports: dict[str, int] = field(default_factory=dict)
-    pids: dict[str, int] = field(default_factory=dict)  # guest name or "forwarder" -> pid
+    pids: dict[str, int] = field(default_factory=dict)  # guest name or one of HELPERS -> pid
     mtu: int = 9000
     rtt_ms: float | None = None  # the wan profile's round trip where not its default
 
@@ -155,6 +160,8 @@ class Lab:
             self._step("wait for the guests", say, lambda: self._wait_ready(state))
             self._step("turn off tap offloads and shape the link", say, lambda: self._host_links(chosen))
             self._step("start the loopback forwarder", say, lambda: self._forward(state))
+            self._save_state(state)
+            self._step("start the clock watchdog", say, lambda: self._watch_clocks(state))
             self._save_state(state)
             self._write_ssh_config(state)
             self._step("set guest offloads", say, self._guest_offloads)
@@ -380,6 +387,14 @@ class Lab:
             raise LabError(f"the forwarder did not start (see {self.logs / 'forwarder.log'})")
         state.ports = {k: int(v) for k, v in (item.split("=") for item in line[1:])}
 
+    def _watch_clocks(self, state: LabState) -> None:
+        log = open(self.logs / CLOCK_LOG, "ab")
+        argv = [sys.executable, "-m", "tests.lab.clock_watchdog", str(self.state_file), str(self.logs / CLOCK_LOG),
+                *(g.name for g in GUESTS)]  # fmt: skip
+        proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+        state.pids["clock"] = proc.pid
+
     def _write_ssh_config(self, state: LabState) -> None:
         entries, known = [], []
         for guest in GUESTS:
@@ -468,6 +483,15 @@ class Lab:
                     found.setdefault(guest.name, []).extend(lines)
         return {name: lines for name, lines in found.items() if lines}
 
+    def nudges(self) -> dict[str, list[str]]:
+        """Per guest, the clock watchdog's lines this lab (clock_watchdog.py): each nudge and its outcome."""
+        log = self.logs / CLOCK_LOG
+        found: dict[str, list[str]] = {}
+        for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+            if (words := line.split(f" {NUDGE_MARK} ", 1)[1:]):
+                found.setdefault(words[0].split()[0], []).append(line)
+        return found
+
     def _dump_kernel_state(self, name: str) -> Path:
         """A hung guest's memory and blocked tasks (sysrq m, w through its mconsole), kept with its console."""
         mconsole = self.dir / "uml" / f"{self.umid_prefix}-{name}" / "mconsole"
@@ -484,7 +508,8 @@ class Lab:
             time.sleep(1)
         out = self.logs / f"{name}.wedge-{time.strftime('%Y%m%d-%H%M%S')}.txt"
         taps = "".join(f"host {tap}, {when}: {r}\n" for when, r in zip(("first", "1 s later"), readings, strict=True))
-        out.write_text(self.console_tail(name, lines=400) + "\n" + taps)
+        clock = "".join(f"{line}\n" for line in self.nudges().get(name, [])[-5:]) or "clock watchdog: no nudge\n"
+        out.write_text(self.console_tail(name, lines=400) + "\n" + taps + clock)
         return out
 
     def tap_counters(self, name: str) -> dict[str, int]:
@@ -567,14 +592,15 @@ class Lab:
         pids = dict(state.pids) if state else {}
         # The guests hold nothing worth a clean shutdown (their disks are thrown
         # away), so they are stopped like a power cut: all at once, quickly.
-        guests = [pid for name, pid in pids.items() if name != "forwarder"] + self._lab_processes()
+        guests = [pid for name, pid in pids.items() if name not in HELPERS] + self._lab_processes()
         for pid in guests:
             _kill_group(pid, signal.SIGTERM)
         if not _wait_gone(guests, 3):
             for pid in guests + self._lab_processes():  # UML forks helpers that share the command line
                 _kill_group(pid, signal.SIGKILL)
-        if (fwd := pids.get("forwarder")) and _alive(fwd):
-            _kill_group(fwd, signal.SIGTERM)
+        for helper in (pids.get(h) for h in HELPERS):
+            if helper and _alive(helper):
+                _kill_group(helper, signal.SIGTERM)
         _wait_gone(list(pids.values()) + guests, 5)
         if self._netns_exists():
             _run(["ip", "netns", "del", self.netns], check=False)
@@ -623,6 +649,7 @@ class Lab:
             ssh_config=str(self.ssh_config),
             hosts=hosts,
             forwarder_alive=_alive(state.pids.get("forwarder", -1)) if "forwarder" in state.pids else False,
+            clock_watchdog_alive=_alive(state.pids.get("clock", -1)) if "clock" in state.pids else False,
         )
         return report
 

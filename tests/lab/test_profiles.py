@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -147,4 +148,37 @@ def test_a_guest_whose_tap_refused_a_frame_reopens_its_link_and_carries_on(lab: 
     if " -> " in kicks[-1]:  # a guest booted with today's watchdog says how the reopen went
         assert "down rc 0, up rc 0, link up" in kicks[-1], kicks[-1]
     assert the_lab.ssh("lab-client2", "ls /mnt/lab >/dev/null && echo ok", timeout=60).stdout.strip() == "ok"
+    assert the_lab.unhealthy() == {}
+
+
+# The expiry lost: UML's clock timer disarmed from outside while the guest is at work, as a
+# lost SIGALRM leaves it (gdb calls timer_settime in the UML process; id 0 is its only timer).
+STOP_CLOCK = ("set $p = (void*)mmap(0, 4096, 3, 0x22, -1, 0)", "print (int)timer_settime((void*)0, 0, $p, (void*)0)",
+              "print (int)munmap($p, 4096)", "detach")  # fmt: skip
+
+
+def test_a_guest_whose_clock_stopped_is_given_a_tick_and_carries_on(lab: LabHandle) -> None:
+    """The fourth wedge kind (clock_watchdog.py): a guest whose clock timer never fires again.
+    Idle afterwards, it spins at 100 % CPU without sleeping and answers nothing past SSH's key
+    exchange; the host's clock watchdog sees the spin and sends one SIGALRM."""
+    the_lab = lab.lab
+    state = the_lab._load_state()
+    assert state is not None and "clock" in state.pids, "the lab was started without its clock watchdog"
+    pid = state.pids["lab-client2"]
+    before = len(the_lab.nudges().get("lab-client2", []))
+    work = the_lab.ssh_start("lab-client2", "dd if=/dev/zero bs=1M count=3000 2>/dev/null | md5sum")
+    time.sleep(1.5)  # at work: its clock's next tick is due
+    gdb = subprocess.run(["gdb", "-q", "-batch", "-p", str(pid), *(a for c in STOP_CLOCK for a in ("-ex", c))],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "$2 = 0" in gdb.stdout, gdb.stdout + gdb.stderr  # timer_settime disarmed it
+    out = work.communicate(timeout=60)[0]  # the work ends: interrupts from the network still run
+    assert work.returncode == 0, out
+    deadline = time.monotonic() + 30
+    while len(lines := the_lab.nudges().get("lab-client2", [])) < before + 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(lines) >= before + 2, f"no nudge and outcome within 30 s: {lines[before:]}"
+    nudge, outcome = lines[before:before + 2]
+    assert "no sleep for" in nudge and "sent SIGALRM" in nudge, nudge
+    assert "slept again: its clock had stopped" in outcome, outcome
+    assert the_lab.ssh("lab-client2", "sleep 1 && ls /mnt/lab >/dev/null && echo ok", timeout=30).stdout.strip() == "ok"
     assert the_lab.unhealthy() == {}
