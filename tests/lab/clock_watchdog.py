@@ -10,6 +10,10 @@ that waits on a timer (sshd's session, nfsd, jbd2, TCP's retransmits) ever wakes
 lab's fourth wedge kind was this, caught live with strace; one SIGALRM ends it: the
 guest's timer interrupt runs its expired timers and programs the next one.
 
+How the expiry is lost (read in Debian's 6.1 binary, not caught at the instruction): in
+unblock_signals the compiler stores ``signals_enabled = 0`` before ``signals_pending = 0``;
+a SIGALRM landing between the two stores is recorded as pending and then wiped.
+
 So: each second, every guest's UML process is read from /proc. On CPU the whole time and
 not sleeping once, for STALL_S: it gets a SIGALRM and a ``LAB-NUDGE`` line goes to the
 log (the lab counts them: Lab.nudges). A tick too many is harmless (the interrupt finds
