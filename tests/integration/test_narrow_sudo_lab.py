@@ -70,13 +70,14 @@ def test_a_sweep_of_every_knob_runs_under_the_helper_alone_and_puts_everything_b
                             "cat /sys/class/net/lan0/mtu; exportfs -v 2>/dev/null | tr -d ' \\n'").stdout for g in GUESTS}
     db = tmp_path / "narrow.db"
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(narrow),
-            "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs", "--strategy", "grid",
+            "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs", "--strategy", "ofat",
             "--knob", "nfsd_threads=16", "--knob", "export_sync=async", "--async-opt-in",
             "--knob", "stripe_cache_size=1024", "--knob", "rsize=64k", "--knob", "read_ahead_kb=4096",
             "--knob", "mtu=9000", "--workload", "seq_write", "--repetitions", "1", "--duration", "2",
             "--file-size", "8", "--no-ceilings", "--json"]  # fmt: skip
-    # One trial with every knob away from the lab's own value: each change and its putting back
-    # goes through the helper once; a trial per value would only repeat the same commands.
+    # One value per knob, away from the lab's own: a sweep adds each host knob's current value,
+    # so one factor at a time makes a trial per host knob plus the start and the best combination;
+    # each change and its putting back goes through the helper (a grid would make 16 trials).
     # One mount knob stands for all: each is a word of the one mount command the helper checks
     # (its option list is unit-tested); more would add a trial each and nothing new to the path.
     # An MTU trial needs the client's NFS connection to itself: the standing mount goes for the run.

@@ -124,20 +124,23 @@ def test_lab_guests_offer_root_sudo_and_plain_logins(lab: LabHandle) -> None:
 
 
 @pytest.mark.timeout(400)
-def test_a_second_lab_comes_up_and_down_twice_leaving_nothing(lab: LabHandle, tmp_path: Path) -> None:
-    """`lab up → ssh → lab down`, twice, in its own directory and namespace."""
+def test_a_second_lab_comes_up_and_down_leaving_nothing(lab: LabHandle, tmp_path: Path) -> None:
+    """`lab up → ssh → lab down` in its own directory and namespace, over what an earlier lab there
+    left (its logs); the host helpers go with it."""
     other = Lab(tmp_path / "lab2")
-    for _ in range(2):
-        other.up(profile="fast", say=lambda _m: None)
-        try:
-            assert other.ssh("lab-client1", "true").returncode == 0
-            assert other.ssh("lab-client1", "findmnt -n -o FSTYPE /mnt/lab").stdout.strip() == "nfs4"
-        finally:
-            other.down(say=lambda _m: None)
-        assert other._lab_processes() == []
-        assert not Path(f"/run/netns/{other.netns}").exists()
-        assert not (tmp_path / "lab2" / "state.json").exists()
-        assert not (tmp_path / "lab2" / "disks").exists()
+    other.logs.mkdir(parents=True)
+    (other.logs / "lab-client1.log").write_text("an earlier lab's console\n")
+    other.up(profile="fast", say=lambda _m: None)
+    try:
+        assert other.ssh("lab-client1", "true").returncode == 0
+        assert other.ssh("lab-client1", "findmnt -n -o FSTYPE /mnt/lab").stdout.strip() == "nfs4"
+    finally:
+        other.down(say=lambda _m: None)
+    assert other._lab_processes() == []
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _mentions(p, str(other.dir))], "a host helper outlived its lab"
+    assert not Path(f"/run/netns/{other.netns}").exists()
+    assert not (tmp_path / "lab2" / "state.json").exists()
+    assert not (tmp_path / "lab2" / "disks").exists()
     # The first lab was not disturbed.
     assert lab.run("lab-client1", "true").returncode == 0
 
@@ -161,3 +164,10 @@ def test_preflight_names_what_is_missing(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(LabError) as err:
         Lab(tmp_path / "lab4")._preflight()
     assert "needs root" in str(err.value) and "make system-deps" in str(err.value)
+
+
+def _mentions(cmdline: Path, text: str) -> bool:
+    try:
+        return text.encode() in cmdline.read_bytes()
+    except OSError:
+        return False
