@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,13 +23,25 @@ def test_a_stop_signal_cancels_the_study_and_puts_every_change_back(
 ) -> None:
     simulated_study_hosts(monkeypatch)
     db = tmp_path / "s.db"
-    # a ladder long enough to be mid-trial when the signal comes: a timer thread sends it to this process
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signum))
-    timer.start()
+    # a ladder long enough to be mid-trial when the signal comes: a thread sends it to this process once
+    # the run's handler is in place (before that it would end pytest itself: a slow start must not race it)
+    stop = threading.Event()
+
+    def send() -> None:
+        deadline = time.monotonic() + 60
+        while signal.getsignal(signum) is signal.SIG_DFL and time.monotonic() < deadline:
+            if stop.wait(0.05):
+                return
+        if not stop.wait(1.0):
+            os.kill(os.getpid(), signum)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     try:
         code = main(ladder_args(db, "--knob", "nfsd_threads=2", "--max-streams", "128", "--duration", "600"))
     finally:
-        timer.cancel()
+        stop.set()
+        sender.join()
     err = capsys.readouterr().err
     assert code == 128 + signum
     assert f"cancelled ({signum.name}); every change was put back" in err
