@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.lab_hosts import without_standing_mounts  # noqa: E402
 from tests.lab.lab import GUESTS, Lab  # noqa: E402
+from tests.lab.clock_watchdog import NUDGED  # noqa: E402
 
 # Two values per knob, far apart, each one the lab accepts.
 SPACE: dict[str, tuple[str, str]] = {
@@ -164,7 +165,7 @@ def main() -> int:
             print(f"  {name}: {len(lines)} (last: {lines[-1]})")
     # A stopped clock the host's clock watchdog undid (tests/lab/clock_watchdog.py): each nudge and its outcome.
     nudges = {n: lines[nudged_before.get(n, 0):] for n, lines in lab.nudges().items()}
-    print(f"clocks the host's watchdog nudged: {sum(1 for ls in nudges.values() for ln in ls if 'sent SIGALRM' in ln)}")
+    print(f"clocks the host's watchdog nudged: {sum(1 for ls in nudges.values() for ln in ls if NUDGED in ln)}")
     for name, lines in nudges.items():
         if lines:
             print(f"  {name}: {len(lines)} lines (last: {lines[-1]})")

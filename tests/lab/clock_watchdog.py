@@ -37,6 +37,7 @@ from pathlib import Path
 
 LOG_NAME = "clock.log"
 MARK = "LAB-NUDGE"
+NUDGED = "sent SIGALRM"  # ends a nudge's line; its outcome's line follows
 INTERVAL_S = 1.0
 STALL_S = 2.0  # a guest at work sleeps many times a second (waiting on its own processes, or idle)
 BUSY_SHARE = 0.9
@@ -106,7 +107,7 @@ def decide(watch: GuestWatch, reading: Reading) -> tuple[bool, str] | None:
     seconds, share = found
     watch.nudged_at, watch.awaiting_outcome = reading.at, True
     watch.readings = [reading]
-    return True, f"{share:.0%} CPU and no sleep for {seconds:.0f} s: sent SIGALRM"
+    return True, f"{share:.0%} CPU and no sleep for {seconds:.0f} s: {NUDGED}"
 
 
 def guest_pids(state_file: Path, names: list[str]) -> dict[str, int] | None:
