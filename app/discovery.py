@@ -84,7 +84,7 @@ async def discover_host(conn: HostConnection) -> HostFacts:
             facts = build_host_facts(conn.name, await _root_only_sections(conn, output))
     line = "" if priv.can_change else sudoers_line(priv.user)
     return dataclasses.replace(
-        facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line
+        facts, user=priv.user, privilege=priv.mode.value, sudoers_line=line, helper=priv.helper
     )
 
 

@@ -1,11 +1,13 @@
 """Host-supplied text made safe for a terminal: one filter on everything the CLI prints.
 
 A host name, an OS string or an error message from a host can hold escape sequences
-(set the window title, clear the screen, fake a prompt) or bidi overrides that make
-text read backwards. Every write of the headless CLI goes through ``SafeStream``,
-which shows those characters as visible escapes (``\\x1b``, ``\\u202e``) instead of
-letting the terminal act on them. Kept: newline, tab, and the sweep's own progress
-line redraw (a leading carriage return and "erase to end of line").
+(set the window title, clear the screen, fake a prompt), a carriage return that
+overwrites the line, or bidi and zero-width characters that make text read other than
+it is. Every write of the headless CLI goes through ``SafeStream``, which shows those
+characters as visible escapes (``\\x1b``, ``\\u202e``, ``\\u200b``) instead of letting
+the terminal act on them. Kept: newline and tab. The sweep's own progress line redraw
+(a carriage return, "erase to end of line") is the CLI's alone: it goes through
+``redraw``, never through text.
 """
 
 from __future__ import annotations
@@ -13,42 +15,65 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import unicodedata
 from collections.abc import Iterator
 from typing import TextIO
 
-_ERASE = "\x1b[K"
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+CARRIAGE_RETURN = "\r"
+ERASE = "\x1b[K"  # erase to the end of the line
+_CONTROLS = frozenset((CARRIAGE_RETURN, ERASE, CARRIAGE_RETURN + ERASE))
+_MAYBE = re.compile("[^\t\n\x20-\x7e]")  # everything but tab, newline and printable ASCII is looked at
+# Control (Cc), format (Cf: bidi marks and overrides, zero-width spaces and joiners, the BOM, tags),
+# line and paragraph separators, surrogates and unassigned code points.
+_UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs", "Cn"))
 
 
 def _escape(match: re.Match[str]) -> str:
     c = match.group(0)
-    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    if unicodedata.category(c) not in _UNSAFE_CATEGORIES:
+        return c
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def safe_text(text: str) -> str:
-    """``text`` with every control, C1 and bidi-override character shown as an escape."""
-    return _UNSAFE.sub(_escape, text)
-
-
-def safe_write_text(text: str) -> str:
-    """As safe_text, keeping the CLI's own redraw: a leading \\r and \\x1b[K."""
-    lead = "\r" if text.startswith("\r") else ""
-    body = text[len(lead):]
-    return lead + _ERASE.join(safe_text(part) for part in body.split(_ERASE))
+    """``text`` with every control, format (bidi, zero-width) and separator character shown as an escape."""
+    return _MAYBE.sub(_escape, text)
 
 
 class SafeStream:
-    """A text stream that passes every write through safe_write_text."""
+    """A text stream that passes every write through safe_text; ``control`` writes the CLI's own redraw."""
 
     def __init__(self, inner: TextIO) -> None:
         self._inner = inner
 
     def write(self, text: str) -> int:
-        self._inner.write(safe_write_text(text))
+        self._inner.write(safe_text(text))
         return len(text)
+
+    def control(self, sequence: str) -> None:
+        """One of the CLI's own line controls (a carriage return, erase to the end of the line), as is."""
+        if sequence not in _CONTROLS:
+            raise ValueError(f"not a line control: {sequence!r}")
+        self._inner.write(sequence)
 
     def __getattr__(self, name: str) -> object:  # flush, isatty, fileno, encoding …
         return getattr(self._inner, name)
+
+
+def redraw(stream: TextIO | SafeStream, text: str, *, before: str = "", after: str = "") -> None:
+    """``text`` (filtered) between two of the CLI's own line controls: the progress line rewritten in place."""
+    for sequence in (before, after):
+        if sequence and sequence not in _CONTROLS:
+            raise ValueError(f"not a line control: {sequence!r}")
+    if isinstance(stream, SafeStream):
+        if before:
+            stream.control(before)
+        stream.write(text)
+        if after:
+            stream.control(after)
+    else:
+        stream.write(before + safe_text(text) + after)
 
 
 @contextlib.contextmanager

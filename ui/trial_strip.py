@@ -23,6 +23,7 @@ from app.vocabulary import (
     latency_text,
     percent_text,
 )
+from ui.tooltips import plain_tip
 
 TILE_CHARS = 28  # a tile's least width in average characters: "nfsd_threads=64, rsize=…"
 MAX_TILE_CHARS = 64  # a tile grows to its widest line up to this; wider lines elide (the tooltip has them)
@@ -105,10 +106,10 @@ class TrialStrip(QListWidget):
         self._wanted = max(self._wanted, *(math.ceil(exact.horizontalAdvance(line)) for line in lines))
         width = self._text_width()
         item.setText("\n".join(fm.elidedText(line, Qt.TextElideMode.ElideRight, width) for line in lines))
-        item.setToolTip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}\n"
+        item.setToolTip(plain_tip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}\n"
                         f"{trial_latency(ev, full=True)}"
                         + (f"\n{ev.reason}" if ev.reason and ev.reason != figures else "")
-                        + "".join(f"\n{sentence}" for sentence in fairness_sentences(ev.fairness)))  # fmt: skip
+                        + "".join(f"\n{sentence}" for sentence in fairness_sentences(ev.fairness))))  # fmt: skip
 
     def _text_width(self) -> int:
         average = self.fontMetrics().averageCharWidth()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import asyncio
 import json
 import sys
@@ -12,6 +13,7 @@ from typing import Any, TextIO
 from app.commands import arguments
 from app.commands.common import ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
+from app.knobs.sudo_helper import with_helper_check
 from app.facts import HostFacts
 from app.hosts import HostPool, SshSettings, UnknownHostKey
 from app.vocabulary import memory_text
@@ -91,7 +93,12 @@ async def run_discovery(
                 retry.append(name)
         for r in await discover_many(pool, retry):
             results[r.host] = r
-        return [results[h] for h in dict.fromkeys(hosts)]
+        return [checked(results[h]) for h in dict.fromkeys(hosts)]
+
+
+def checked(r: Discovery) -> Discovery:
+    """A discovery with the installed helper's version checked against this nfs-tuner's."""
+    return dataclasses.replace(r, facts=with_helper_check(r.facts)) if r.facts is not None else r
 
 
 def ask_tty(key: UnknownHostKey) -> bool:

@@ -25,6 +25,7 @@ from app.runner import ENGINES
 from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
 from app.session.plan import plan_problems
 from app.store import Store
+from app.terminal_text import CARRIAGE_RETURN, ERASE, redraw
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.ssh_hosts import SshHosts
 from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
@@ -149,7 +150,10 @@ class _Printer:
             width = 24
             filled = int(width * event.done / event.total) if event.total else 0
             line = f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} trials{eta}"
-            self.out.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
+            if self.tty:
+                redraw(self.out, line, before=CARRIAGE_RETURN, after=ERASE)
+            else:
+                self.out.write(line + "\n")
         elif isinstance(event, TrialFinished):
             what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
             if (lat := event.latency) is not None and event.value_bps is not None:
@@ -157,12 +161,16 @@ class _Printer:
             if (fair := clients_note(event.fairness)) is not None:  # only when beyond the noise, as `sessions show`
                 what += f", {fair}"
             line = f"trial {event.trial_id} {event.workload} {trial_config_text(event.config, event.step)}: {what}"
-            self.out.write(("\r\x1b[K" if self.tty else "") + line + "\n")
+            self._line(line)
         elif isinstance(event, Message):
-            self.out.write(("\r\x1b[K" if self.tty else "") + f"{event.level.value}: {event.text} {event.detail}\n")
+            self._line(f"{event.level.value}: {event.text} {event.detail}")
         elif isinstance(event, SweepFinished) and self.tty:
             self.out.write("\n")
         self.out.flush()
+
+    def _line(self, text: str) -> None:
+        """A line of its own, over the progress line on a terminal."""
+        redraw(self.out, text + "\n", before=CARRIAGE_RETURN + ERASE if self.tty else "")
 
 
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:

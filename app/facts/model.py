@@ -196,6 +196,7 @@ class HostFacts:
     tools: dict[str, str] = field(default_factory=dict)  # command -> path ("" if absent)
     user: str = ""
     privilege: str = ""  # PrivilegeMode value
+    helper: str = ""  # the digest of the nfs-tuner-helper the login may run through sudo ("" if none)
     sudoers_line: str = ""  # what the admin could add, when read-only
     problems: tuple[str, ...] = ()
 

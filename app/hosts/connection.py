@@ -22,6 +22,7 @@ from app.hosts.errors import (
     HostKeyError,
     HostUnresolvable,
     NoSudo,
+    OutputTooLarge,
     SshError,
     SudoPasswordRejected,
     UnknownHostKey,
@@ -30,7 +31,7 @@ from app.hosts.errors import (
 from app.hosts.known_hosts import KnownHosts, user_known_hosts_files
 from app.hosts.privilege import HELPER_PATH, PROBE_SCRIPT, Privilege, parse_probe
 from app.hosts.remote_args import UnsafeValue, host_name
-from app.hosts.process import CommandResult, RemoteProcess
+from app.hosts.process import MAX_OUTPUT, CommandResult, RemoteProcess, read_bounded
 from app.hosts.settings import SshSettings
 
 
@@ -272,8 +273,24 @@ class HostConnection:
             raise SudoPasswordRejected(self.name, self.user)
         return result
 
+    async def _collect(self, proc: asyncssh.SSHClientProcess[str], stdin: str | None, argv: tuple[str, ...],
+                       max_output: int) -> tuple[str, str]:  # fmt: skip
+        """stdin in, stdout and stderr out, each read to its end or to ``max_output`` characters (OutputTooLarge)."""
+        if stdin:
+            proc.stdin.write(stdin)
+            proc.stdin.write_eof()
+        reads = [asyncio.ensure_future(read_bounded(s, max_output, self.name, argv)) for s in (proc.stdout, proc.stderr)]
+        try:
+            out, err = await asyncio.gather(*reads)
+        finally:
+            for r in reads:
+                r.cancel()
+        await proc.wait_closed()
+        return out, err
+
     async def _run_command(
-        self, argv: Sequence[str], wire: Sequence[str], stdin: str | None, timeout: float | None
+        self, argv: Sequence[str], wire: Sequence[str], stdin: str | None, timeout: float | None,
+        max_output: int = MAX_OUTPUT,
     ) -> CommandResult:
         limit = self.settings.command_timeout if timeout is None else timeout
         shown = command_text(argv)  # what errors show: without sudo's flags or password
@@ -281,10 +298,13 @@ class HostConnection:
             conn = await self._session()
             proc = await self._create(conn, wire)
             try:
-                out, err = await asyncio.wait_for(proc.communicate(stdin), limit)
+                out, err = await asyncio.wait_for(self._collect(proc, stdin, tuple(argv), max_output), limit)
             except TimeoutError as exc:
                 _stop(proc)
                 raise CommandTimeout(self.name, shown, limit) from exc
+            except OutputTooLarge:
+                _stop(proc)
+                raise
             except (asyncssh.DisconnectError, asyncssh.ConnectionLost, OSError, BrokenPipeError) as exc:
                 raise ConnectionLost(self.name, f"while running {shown!r}") from exc
             finally:

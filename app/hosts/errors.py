@@ -159,6 +159,19 @@ class CommandTimeout(HostError):
         self.seconds = seconds
 
 
+class OutputTooLarge(HostError):
+    """A host answered with more than nfs-tuner reads of one command: it stopped reading and the command."""
+
+    def __init__(self, host: str, command: str, limit: int) -> None:
+        super().__init__(
+            host,
+            f"{host}: sent more than {limit // (1 << 20)} MiB in answer to {command!r}; nfs-tuner stopped reading "
+            "and stopped the command. No answer it asks for is that long: check what the host runs for it.",
+        )
+        self.command = command
+        self.limit = limit
+
+
 class ChannelsExhausted(HostError):
     def __init__(self, host: str, detail: str = "") -> None:
         super().__init__(

@@ -9,7 +9,24 @@ from dataclasses import dataclass
 
 import asyncssh
 
-from app.hosts.errors import CommandTimeout, ConnectionLost, command_text
+from app.hosts.errors import CommandTimeout, ConnectionLost, OutputTooLarge, command_text
+
+MAX_OUTPUT = 16 << 20  # characters of one command's stdout, and of its stderr, nfs-tuner reads (run)
+MAX_LINE = 4 << 20  # characters of one streamed line: a longer one comes in pieces its reader refuses
+MAX_STDERR = 1 << 20  # characters of a streamed command's stderr kept
+CHUNK = 1 << 16
+
+
+async def read_bounded(stream: asyncssh.SSHReader[str], limit: int, host: str, argv: tuple[str, ...]) -> str:
+    """All of a stream up to its end, or OutputTooLarge past ``limit`` characters: memory stays bounded."""
+    parts: list[str] = []
+    size = 0
+    while chunk := await stream.read(CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise OutputTooLarge(host, command_text(argv), limit)
+        parts.append(chunk)
+    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,7 @@ class RemoteProcess:
         self._is_lost = is_lost
         self._release = release
         self._released = False
+        self._pending = ""  # stdout read but not yet returned as a line
         self._watch = asyncio.ensure_future(self._release_when_closed())
 
     async def _release_when_closed(self) -> None:
@@ -74,14 +92,27 @@ class RemoteProcess:
             pass
 
     async def readline(self) -> str:
-        """One stdout line ('' at the end of output); ConnectionLost if SSH dropped."""
-        try:
-            line = await self._proc.stdout.readline()
-        except (asyncssh.Error, OSError, asyncio.IncompleteReadError) as exc:
-            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}") from exc
-        if not line and self._is_lost():
-            raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}")
-        return line
+        """One stdout line ('' at the end of output); ConnectionLost if SSH dropped.
+
+        A line longer than MAX_LINE comes as pieces of MAX_LINE characters without their newline:
+        the stream's reader refuses them (as it refuses any bad record), and memory stays bounded.
+        """
+        while True:
+            end = self._pending.find("\n")
+            if end >= 0 or len(self._pending) >= MAX_LINE:
+                cut = end + 1 if 0 <= end < MAX_LINE else MAX_LINE
+                line, self._pending = self._pending[:cut], self._pending[cut:]
+                return line
+            try:
+                chunk = await self._proc.stdout.read(CHUNK)
+            except (asyncssh.Error, OSError, asyncio.IncompleteReadError) as exc:
+                raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}") from exc
+            if not chunk:
+                line, self._pending = self._pending, ""
+                if not line and self._is_lost():
+                    raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}")
+                return line
+            self._pending += chunk
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -91,10 +122,16 @@ class RemoteProcess:
             yield line
 
     async def read_stderr(self) -> str:
+        """The command's stderr, its first MAX_STDERR characters: what a host says of its failure, not a flood."""
+        parts: list[str] = []
+        size = 0
         try:
-            return await self._proc.stderr.read()
+            while size < MAX_STDERR and (chunk := await self._proc.stderr.read(CHUNK)):
+                parts.append(chunk)
+                size += len(chunk)
         except (asyncssh.Error, OSError) as exc:
             raise ConnectionLost(self.host, f"while running {command_text(self.argv)!r}") from exc
+        return "".join(parts)[:MAX_STDERR]
 
     @property
     def exit_status(self) -> int | None:

@@ -25,7 +25,7 @@ def _source() -> str:
 # switch checks owner and mode and refuses otherwise). The same for a root login
 # and a sudo one: the switch always runs as root, through the changes' own sudo.
 STATE_ROOT = "/run/nfs-tuner"
-_TOKEN = re.compile(r"[0-9a-f]{1,64}")
+_TOKEN = re.compile(r"[0-9a-f]{12,64}")  # the helper takes these only (sudo_helper_host.SWITCH)
 
 
 def state_dir(token: str) -> str:
@@ -95,6 +95,25 @@ async def fired_report(conn: HostConnection, token: str) -> dict[str, Any] | Non
     except ValueError:
         return None
     return report if isinstance(report, dict) else None
+
+
+def restored_ids(report: Any) -> tuple[frozenset[int], str]:
+    """The journal ids a fired switch's report says it put back, and what was wrong with it ("": nothing).
+
+    Total over any shape: the report came from a host, and a damaged or forged one must cost
+    its own entries their shortcut (they are read back instead), never the look-up of every host.
+    """
+    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+        return frozenset(), "its report has no list of results"
+    ids: set[int] = set()
+    bad = 0
+    for r in report["results"]:
+        if isinstance(r, dict) and type(r.get("id")) is int and isinstance(r.get("ok"), bool):
+            if r["ok"]:
+                ids.add(r["id"])
+        else:
+            bad += 1
+    return frozenset(ids), (f"{bad} of its report's results unreadable" if bad else "")
 
 
 async def switch_pending(conn: HostConnection, token: str) -> bool:

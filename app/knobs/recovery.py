@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
-from app.knobs.deadman import fired_report, forget, switch_pending
+from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
 from app.knobs.nfsd_restart import NfsdBlockSizeTarget
@@ -65,7 +65,12 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
             if token and (entry.host, token) not in reports:
                 reports[(entry.host, token)] = await fired_report(conn, token)
             report = reports.get((entry.host, token or ""))
-            done = {r.get("id") for r in (report or {}).get("results", []) if r.get("ok")}
+            done, damaged = restored_ids(report) if report is not None else (frozenset(), "")
+            if damaged:  # its claims are not taken: the value itself is read
+                now = await _live_value(conn, entry)
+                state = "back to its old value" if now == str(entry.old_value) else f"reads {now}"
+                out.append(Pending(entry, f"still changed? the host's switch fired but {damaged}; {state}"))
+                continue
             live = await _live_value(conn, entry) if entry.id in done else None
             if entry.id in done and live in (str(entry.old_value), GONE_WITH_MOUNT):
                 store.journal_update(entry.id, JournalState.REVERTED_BY_HOST,
@@ -80,6 +85,8 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
                 out.append(Pending(entry, "still changed?"))
         except HostError as exc:
             out.append(Pending(entry, f"host unreachable: {exc}"))
+        except KnobError as exc:  # an entry nfs-tuner cannot rebuild: shown, and the others still looked up
+            out.append(Pending(entry, f"still changed? it cannot be checked: {exc}"))
     for (host, token), report in reports.items():
         if report is not None and all(p.entry.host != host or p.status == "reverted by host" for p in out):
             try:

@@ -6,27 +6,13 @@ python3 >= 3.6, stdlib only. Installed by the admin, root-owned, at
     tuner ALL=(root) NOPASSWD: /usr/local/sbin/nfs-tuner-helper
 
 nfs-tuner sends exactly the commands it would run through full sudo, prefixed with
-this helper, and the helper runs a command only if it has one of the few shapes
-nfs-tuner uses, with every argument checked:
-
-- ``tee FILE`` with a number on stdin, for the tunables' kernel files only (the dirty-page
-  limits' ratio files too: writing a byte limit displaces its ratio, which is put back);
-- ``cat -- FILE`` for nfsd's and the tunables' kernel files (root may read them);
-- ``exportfs -v``, and ``exportfs -o OPTIONS CLIENT:PATH`` for an export that is
-  already exported, with options it already has plus sync/async and (no_)wdelay;
-- ``mkdir -p -m 0755 MP``, ``mount -t nfs -o OPTIONS SERVER:/PATH MP``,
-  ``umount [-l] MP``, ``rmdir MP`` for nfs-tuner's own test mount points
-  (/mnt/nfs-tuner-*), NFS only, always nosuid,nodev, known mount options only
-  (cto/nocto without a value, actimeo in whole seconds up to 600);
-- ``ip link set dev IFACE mtu N`` for an interface that exists, and the MTU check's
-  ``ping -n -c N -W N -M do -s SIZE ADDRESS``;
-- ``sync``; ``version``;
-- ``deadman VERB /run/nfs-tuner/TOKEN …``: the dead-man switch built in below, whose
-  restore steps pass these same checks when written and again when replayed.
-
-Anything else, a shell, a bind mount, a mount over /, a write to /etc, is refused
-with ``refused: why`` and exit 2, before anything runs. Programs are run by absolute
-path with a fixed PATH and environment.
+this helper. CONTRACT below is the helper's whole policy: each command it runs, each
+argument's grammar, and what the command may touch. A command runs only if it has the
+shape of one of CONTRACT's rows and every argument passes that row's check; anything
+else (a shell, a bind mount, a mount over /, a write to /etc, a file name the row does
+not name) is refused with ``refused: why`` and exit 2, before anything runs. Programs
+are run by absolute path with a fixed PATH and environment. ``nfs-tuner helper
+--contract`` prints CONTRACT as the table the README shows; the tests are made from it.
 
 This module is only read as text (nfs-tuner renders the installable helper from it,
 with the dead-man switch's source built in); importing it does nothing.
@@ -36,123 +22,86 @@ import os
 import re
 import stat
 import sys
+from collections import namedtuple
 
 DEADMAN_SOURCE = None  # filled in when the helper is rendered for installing
 HELPER_DIGEST = "unrendered"
+SERVERS = ()  # filled in by `nfs-tuner helper --server NAME`: NFS servers a test mount may name
 ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "LC_ALL": "C"}
 BIN_DIRS = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
-
-WRITABLE = [re.compile(p) for p in (
-    r"/proc/fs/nfsd/threads",
-    r"/proc/fs/nfsd/max_block_size",
-    r"/sys/block/md[0-9]{1,4}/md/stripe_cache_size",
-    r"/sys/class/bdi/[0-9]{1,5}:[0-9]{1,7}/read_ahead_kb",
-    r"/sys/block/[a-z][a-z0-9]{0,31}/queue/read_ahead_kb",
-    r"/proc/sys/vm/drop_caches",
-    r"/proc/sys/vm/dirty_(background_)?(bytes|ratio)",
-    r"/proc/sys/sunrpc/tcp_(max_)?slot_table_entries",
-)]
-READABLE = WRITABLE + [re.compile(p) for p in (
-    r"/proc/fs/nfsd/[a-z][a-z0-9_]{0,31}",  # v4_end_grace, nfsv4gracetime: digits too
-    r"/proc/fs/nfsd/clients/[0-9]{1,10}/(info|states)",
-    r"/proc/net/rpc/nfsd",
-    r"/var/lib/nfs/etab",
-)]
-NUMBER = re.compile(r"[0-9]{1,12}\n?")
-MOUNT_POINT = re.compile(r"/mnt/nfs-tuner(-[A-Za-z0-9_]{1,64}){0,4}")
-SOURCE = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9][A-Za-z0-9._-]{0,252}):(/[A-Za-z0-9._+-]{0,255}){1,32}")
-ADDRESS = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}")
-IFACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}")
-TOKEN_DIR = re.compile(r"/run/nfs-tuner/[0-9a-f]{1,64}")
-OPTION_VALUE = re.compile(r"[A-Za-z0-9._:-]{0,64}")
-# Mount options an NFS test mount may carry: the tunables and the transport's own.
-MOUNT_OPTIONS = frozenset((
-    "vers", "nfsvers", "minorversion", "rsize", "wsize", "nconnect", "max_connect", "proto", "port", "mountport",
-    "mountproto", "addr", "clientaddr", "hard", "soft", "softreval", "timeo", "retrans", "ro", "rw", "noatime",
-    "relatime", "nodiratime", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "noac", "cto", "nocto",
-    "sec", "lookupcache", "local_lock", "resvport", "noresvport", "sharecache", "nosharecache", "intr", "nointr",
-    "nosuid", "nodev", "noexec", "fg", "bg", "retry", "lock", "nolock", "defaults",
-))
-# Mount options that take no value, and those that take seconds (at most ACTIMEO_MAX)
-FLAG_OPTIONS = frozenset(("cto", "nocto"))
-SECONDS_OPTIONS = frozenset(("actimeo",))
-ACTIMEO_MAX = 600
-SECONDS = re.compile(r"[0-9]{1,3}")
-EXPORT_TOGGLES = frozenset(("sync", "async", "wdelay", "no_wdelay"))
+SWITCH_ROOT = "/run/nfs-tuner"
+MIN_TIMEOUT = 10  # seconds; app.knobs.deadman.MIN_TIMEOUT, checked by a test
+MAX_SWITCHES = 4  # live dead-man watchers one login may have on a host at once
+MAX_SWITCH_DIRS = 32  # switch directories (live, or fired and not yet read) one login may leave
+MAX_NUMBER_INPUT = 64  # bytes of stdin ``tee`` reads
+MAX_RESTORE_INPUT = 4 * 1024 * 1024  # bytes of stdin ``deadman write`` reads (the switch's MAX_FILE)
 
 
 class Refused(Exception):
     pass
 
 
-def _tool(name):
-    for d in BIN_DIRS:
-        path = os.path.join(d, name)
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if st.st_uid == 0 and not st.st_mode & 0o022 and os.access(path, os.X_OK):
-            return path
-    raise Refused("%s was not found in %s (root-owned, not writable by others)" % (name, ", ".join(BIN_DIRS)))
+# -- argument grammars --------------------------------------------------------------------
+# One Arg per kind of argument: its name in the table, its grammar in words, its check
+# (the value to pass on, or Refused). Digits are ASCII digits: str.isdigit takes "٣" and "²".
+
+Arg = namedtuple("Arg", "name grammar check")
 
 
-def _match(patterns, path, what):
-    if not any(p.fullmatch(path) for p in patterns):
-        raise Refused("%s %r is not one nfs-tuner may touch" % (what, path))
-    return path
+def _fullmatch(pattern, value):
+    return re.fullmatch(pattern, value, re.ASCII) is not None
 
 
-def _root_dir(path):
-    """``path`` must be a real directory (not a symlink) that only root can write."""
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
-        raise Refused("%s is not a root-owned directory that only root can write" % path)
+def _number(name, low, high, words=""):
+    def check(value):
+        if not _fullmatch(r"[0-9]{1,12}", value) or not low <= int(value) <= high:
+            raise Refused("%s must be a whole number from %d to %d, got %r" % (name, low, high, value[:20]))
+        return value
+    return Arg(name, words or "%d–%d, ASCII digits" % (low, high), check)
 
 
-def _mount_point(path, must_exist=False):
-    if not MOUNT_POINT.fullmatch(path):
-        raise Refused("mount point %r is not one of nfs-tuner's own (/mnt/nfs-tuner-*)" % path)
-    _root_dir("/mnt")
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        if must_exist:
-            raise Refused("%s does not exist" % path)
-        return path
-    if not stat.S_ISDIR(st.st_mode):
-        raise Refused("%s is not a directory (a symlink or a file was put there)" % path)
-    return path
+def _pattern_arg(name, patterns, what, grammar=""):
+    def check(value):
+        if not any(re.fullmatch(p, value, re.ASCII) for p in patterns):
+            raise Refused("%s %r is not one nfs-tuner may touch" % (what, value[:200]))
+        return value
+    return Arg(name, grammar or " or ".join("`%s`" % p for p in patterns), check)
 
 
-def _mounts():
-    """(mount point, fstype) of every mount, from /proc/self/mountinfo."""
-    out = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            fields = left.split()
-            if len(fields) >= 5 and right:
-                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
-                out.append((point, right.split()[0]))
-    return out
+WRITABLE = (  # drop_caches has a row of its own
+    r"/proc/fs/nfsd/threads",
+    r"/proc/fs/nfsd/max_block_size",
+    r"/sys/block/md[0-9]{1,4}/md/stripe_cache_size",
+    r"/sys/class/bdi/[0-9]{1,5}:[0-9]{1,7}/read_ahead_kb",
+    r"/sys/block/[a-z][a-z0-9]{0,31}/queue/read_ahead_kb",
+    r"/proc/sys/vm/dirty_(background_)?(bytes|ratio)",
+    r"/proc/sys/sunrpc/tcp_(max_)?slot_table_entries",
+)
+READ_ONLY = (
+    r"/proc/fs/nfsd/[a-z][a-z0-9_]{0,31}",  # v4_end_grace, nfsv4gracetime: digits too
+    r"/proc/fs/nfsd/clients/[0-9]{1,10}/(info|states)",
+    r"/proc/net/rpc/nfsd",
+    r"/var/lib/nfs/etab",
+)
+READABLE = WRITABLE + READ_ONLY
+WRITABLE_FILE = _pattern_arg("TUNABLE", WRITABLE, "file")
+READABLE_FILE = _pattern_arg("KERNEL_FILE", READABLE, "file",
+                             "a TUNABLE, or " + " or ".join("`%s`" % p for p in READ_ONLY))
 
 
-def _mount_options(text):
-    options = []
-    for opt in text.split(","):
-        key, eq, value = opt.partition("=")
-        if key not in MOUNT_OPTIONS or not OPTION_VALUE.fullmatch(value):
-            raise Refused("mount option %r is not one nfs-tuner uses" % opt)
-        if key in FLAG_OPTIONS and eq:
-            raise Refused("mount option %s takes no value" % key)
-        if key in SECONDS_OPTIONS and not (SECONDS.fullmatch(value) and int(value) <= ACTIMEO_MAX):
-            raise Refused("mount option %s takes whole seconds from 0 to %d, got %r" % (key, ACTIMEO_MAX, value))
-        options.append(opt)
-    for forced in ("nosuid", "nodev"):  # a hostile export must not bring setuid files or devices
-        if forced not in options:
-            options.append(forced)
-    return ",".join(options)
+def _tee_input(text):
+    if not _fullmatch(r"[0-9]{1,12}\n?", text):
+        raise Refused("the value to write must be a whole number, got %r" % text[:40])
+    return text
+
+
+NUMBER_INPUT = Arg("NUMBER", "a whole number, ASCII digits, at most 12", _tee_input)
+DROP_INPUT = Arg("1|2|3", "1, 2 or 3", lambda v: v if _fullmatch(r"[123]\n?", v) else _refuse("drop_caches takes 1, 2 or 3"))
+THREADS = _number("THREADS", 1, 1024)
+
+
+# -- exports ------------------------------------------------------------------------------
+EXPORT_TOGGLES = ("sync", "async", "wdelay", "no_wdelay")
 
 
 def _exported():
@@ -169,73 +118,300 @@ def _exported():
     return out
 
 
-def _export_command(options, target):
-    client, sep, path = target.partition(":")
-    if not sep or client.startswith("-") or not path.startswith("/"):
-        raise Refused("%r is not CLIENT:/PATH" % target)
-    current = _exported().get((client, path))
-    if current is None:
+def _export_target(value):
+    client, sep, path = value.partition(":")
+    if not sep or not client or client.startswith("-") or not path.startswith("/"):
+        raise Refused("%r is not CLIENT:/PATH" % value[:200])
+    if (client, path) not in _exported():
         raise Refused("%s is not exported to %s now: nfs-tuner only changes existing exports" % (path, client))
+    return value
+
+
+def _export_options(value):
+    if not _fullmatch(r"[A-Za-z0-9_=:,./@-]{1,1024}", value):
+        raise Refused("export options %r hold characters exportfs options never do" % value[:200])
+    return value
+
+
+EXPORT_OPTIONS = Arg("EXPORT_OPTIONS", "the export's own options, with sync/async and (no_)wdelay toggled",
+                     _export_options)
+EXPORT_TARGET = Arg("CLIENT:/PATH", "an export that is exported now (/var/lib/nfs/etab)", _export_target)
+
+
+def _exportfs(options, target):
+    """Only sync/async and (no_)wdelay may differ from what the export already has."""
+    current = _exported()[tuple(target.split(":", 1))]
     for opt in options.split(","):
         if opt not in EXPORT_TOGGLES and opt not in current:
             raise Refused("export option %r is neither sync/async/(no_)wdelay nor one %s already has" % (opt, target))
     return [_tool("exportfs"), "-o", options, target]
 
 
+# -- test mounts --------------------------------------------------------------------------
+MOUNT_POINT_RE = r"/mnt/nfs-tuner(-[A-Za-z0-9_]{1,64}){0,4}"
+
+
+def _root_dir(path):
+    """``path`` must be a real directory (not a symlink) that only root can write."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise Refused("%s is not a root-owned directory that only root can write" % path)
+
+
+def _mount_point(path, must_exist=False):
+    if not _fullmatch(MOUNT_POINT_RE, path):
+        raise Refused("mount point %r is not one of nfs-tuner's own (/mnt/nfs-tuner-*)" % path[:200])
+    _root_dir("/mnt")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if must_exist:
+            raise Refused("%s does not exist" % path)
+        return path
+    if not stat.S_ISDIR(st.st_mode):
+        raise Refused("%s is not a directory (a symlink or a file was put there)" % path)
+    return path
+
+
+def _nfs_mount_point(path):
+    point = _mount_point(path)
+    kinds = [fstype for mp, fstype, _ in _mounts() if mp == point]
+    if kinds and not kinds[-1].startswith("nfs"):
+        raise Refused("%s is a %s mount, not NFS" % (point, kinds[-1]))
+    return point
+
+
+TEST_MOUNT_POINT = Arg("MOUNT_POINT", "`%s`, a real directory in a root-owned /mnt" % MOUNT_POINT_RE, _mount_point)
+MOUNTED_POINT = Arg("MOUNT_POINT", "as MOUNT_POINT, and it exists", lambda p: _mount_point(p, must_exist=True))
+NFS_MOUNT_POINT = Arg("MOUNT_POINT", "as MOUNT_POINT, and NFS if mounted", _nfs_mount_point)
+
+
+def _unescape(field):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _mounts():
+    """(mount point, fstype, source) of every mount, from /proc/self/mountinfo."""
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) >= 5 and len(tail) >= 2:
+                out.append((_unescape(fields[4]), tail[0], _unescape(tail[1])))
+    return out
+
+
+def _server_of(source):
+    """The server part of SERVER:/PATH (an IPv6 address without its brackets)."""
+    m = re.match(r"\[([0-9A-Fa-f:.]{2,45})\]:/|([^:/\[\]]{1,253}):/", source)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def _fstab():
+    """(source, fstype) of every /etc/fstab entry."""
+    out = []
+    try:
+        with open("/etc/fstab") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 3 and not fields[0].startswith("#"):
+                    out.append((fields[0], fields[2]))
+    except OSError:
+        pass
+    return out
+
+
+def _known_servers():
+    """The NFS servers this host already mounts from (now, or in /etc/fstab), and those the helper was rendered for."""
+    sources = [src for _, fstype, src in _mounts() if fstype in ("nfs", "nfs4")]
+    sources += [src for src, fstype in _fstab() if fstype in ("nfs", "nfs4")]
+    return set(SERVERS) | set(s for s in map(_server_of, sources) if s)
+
+
+def _mount_source(value):
+    if not _fullmatch(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9][A-Za-z0-9._-]{0,252}):(/|(/[A-Za-z0-9._+-]{1,255}){1,32}/?)", value) \
+            or "/../" in value + "/" or "/./" in value + "/":
+        raise Refused("%r is not SERVER:/PATH" % value[:200])
+    server = _server_of(value)
+    if server not in _known_servers():
+        raise Refused(
+            "%s is not an NFS server this host mounts (now or in /etc/fstab), nor one this helper was rendered for: "
+            "render it with `nfs-tuner helper --server %s`" % (server, server))
+    return value
+
+
+MOUNT_SOURCE = Arg("SERVER:/PATH", "a server this host mounts from (now or in /etc/fstab) or one the helper was "
+                                   "rendered for (`nfs-tuner helper --server`)", _mount_source)
+# Each option a test mount may carry: exactly what nfs-tuner renders (app.knobs.targets.MountOptions).
+MOUNT_OPTION_RES = (
+    r"vers=(3|4|4\.0|4\.1|4\.2)", r"rsize=[0-9]{4,7}", r"wsize=[0-9]{4,7}", r"nconnect=([1-9]|1[0-6])",
+    r"actimeo=([0-9]|[1-9][0-9]|[1-5][0-9][0-9]|600)", r"nocto", r"defaults", r"nosuid", r"nodev",
+)
+MAX_IO_SIZE = 4 * 1024 * 1024  # the largest rsize/wsize a Linux client takes (nfsd offers up to 4 MiB since 6.16)
+
+
+def _mount_options(text):
+    options = text.split(",")
+    for opt in options:
+        if not any(re.fullmatch(p, opt, re.ASCII) for p in MOUNT_OPTION_RES):
+            raise Refused("mount option %r is not one nfs-tuner uses" % opt[:64])
+        if opt.startswith(("rsize=", "wsize=")) and int(opt.split("=")[1]) > MAX_IO_SIZE:
+            raise Refused("mount option %s is above %d" % (opt, MAX_IO_SIZE))
+    if len(set(o.split("=")[0] for o in options)) != len(options):
+        raise Refused("mount options %r name an option twice" % text[:200])
+    for forced in ("nosuid", "nodev"):  # a hostile export must not bring setuid files or devices
+        if forced not in options:
+            options.append(forced)
+    return ",".join(options)
+
+
+MOUNT_OPTIONS = Arg("OPTIONS", "comma-separated, each once: " + ", ".join("`%s`" % p for p in MOUNT_OPTION_RES)
+                    + "; nosuid,nodev always added", _mount_options)
+NFS_TYPE = Arg("TYPE", "`nfs` or `nfs4`", lambda v: v if v in ("nfs", "nfs4") else _refuse("type %r is not NFS" % v[:20]))
+
+
+def _refuse(why):
+    raise Refused(why)
+
+
+# -- network ------------------------------------------------------------------------------
+def _iface(value):
+    if not _fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}", value) or not os.path.isdir("/sys/class/net/" + value):
+        raise Refused("%r is not a network interface of this host" % value[:20])
+    return value
+
+
+IFACE = Arg("IFACE", "an interface of this host (/sys/class/net)", _iface)
+MTU = _number("MTU", 576, 65535)
+PING_COUNT = _number("COUNT", 1, 10)
+PING_WAIT = _number("WAIT", 1, 10)
+PING_SIZE = _number("SIZE", 0, 65507)
+IP = Arg("IP", "an IPv4 or IPv6 address", lambda v: v if _fullmatch(
+    r"[0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}", v) else _refuse("%r is not an IP address" % v[:64]))
+
+
+# -- the dead-man switch ------------------------------------------------------------------
+def _switch_dir(value):
+    if not _fullmatch(re.escape(SWITCH_ROOT) + r"/[0-9a-f]{12,64}", value):
+        raise Refused("the switch's directory must be %s/TOKEN (12 to 64 hex digits), got %r" % (SWITCH_ROOT, value[:100]))
+    return value
+
+
+def _timeout(value):
+    if not _fullmatch(r"[0-9]{1,3}(\.[0-9]{1,6})?", value) or not MIN_TIMEOUT <= float(value) <= 600:
+        raise Refused("the switch's timeout must be %d to 600 seconds in ASCII digits, got %r" % (MIN_TIMEOUT, value[:20]))
+    return value
+
+
+SWITCH = Arg("SWITCH_DIR", "`%s/[0-9a-f]{12,64}`, armed by this login" % SWITCH_ROOT, _switch_dir)
+TIMEOUT = Arg("TIMEOUT", "%d–600 seconds, ASCII digits" % MIN_TIMEOUT, _timeout)
+
+
+def _restore_input(text):
+    if len(text) > MAX_RESTORE_INPUT:
+        raise Refused("the restore steps are larger than %d bytes" % MAX_RESTORE_INPUT)
+    return text  # parsed, and each step checked against this table, by the switch (STEP_GUARD)
+
+
+RESTORE_STEPS = Arg("RESTORE_JSON", "restore entries whose every step is a command of this table", _restore_input)
+
+
+# -- the contract -------------------------------------------------------------------------
+Row = namedtuple("Row", "program args stdin touches")
+
+
+def _row(program, args, touches, stdin=None):
+    return Row(program, tuple(args), stdin, touches)
+
+
+CONTRACT = (
+    _row("version", (), "nothing: prints the helper's digest"),
+    _row("sync", (), "flushes dirty pages to disk"),
+    _row("tee", ("/proc/sys/vm/drop_caches",), "drops the page cache (before each trial)", DROP_INPUT),
+    _row("tee", (WRITABLE_FILE,), "one tunable's kernel file: writes the number on stdin", NUMBER_INPUT),
+    _row("cat", ("--", READABLE_FILE), "reads one of nfsd's or a tunable's kernel files"),
+    _row("rpc.nfsd", (THREADS,), "starts nfsd with this many threads (after a max_block_size change)"),
+    _row("exportfs", ("-v",), "lists the exports"),
+    _row("exportfs", ("-o", EXPORT_OPTIONS, EXPORT_TARGET),
+         "re-exports an export that exists, with its own options and sync/async, (no_)wdelay toggled"),
+    _row("mkdir", ("-p", "-m", "0755", TEST_MOUNT_POINT), "makes nfs-tuner's test mount point"),
+    _row("rmdir", (TEST_MOUNT_POINT,), "removes nfs-tuner's test mount point"),
+    _row("mount", ("-t", NFS_TYPE, "-o", MOUNT_OPTIONS, MOUNT_SOURCE, MOUNTED_POINT),
+         "mounts a known server's export on nfs-tuner's test mount point, nosuid,nodev"),
+    _row("umount", (NFS_MOUNT_POINT,), "unmounts nfs-tuner's test mount"),
+    _row("umount", ("-l", NFS_MOUNT_POINT), "detaches nfs-tuner's test mount when it is busy"),
+    _row("ping", ("-n", "-c", PING_COUNT, "-W", PING_WAIT, "-M", "do", "-s", PING_SIZE, IP),
+         "a few don't-fragment pings of one size (the MTU check)"),
+    _row("ip", ("link", "set", "dev", IFACE, "mtu", MTU), "one interface's MTU"),
+    _row("deadman", ("arm", SWITCH, TIMEOUT),
+         "makes the switch's directory and starts its watcher (at most %d live per login)" % MAX_SWITCHES),
+    _row("deadman", ("write", SWITCH, "restore.json"), "the switch's restore steps, each checked by this table",
+         RESTORE_STEPS),
+    _row("deadman", ("read", SWITCH, "fired.json"), "reads the switch's report of what it put back"),
+    _row("deadman", ("beat", SWITCH), "the switch's heartbeat file"),
+    _row("deadman", ("disarm", SWITCH), "tells the switch's watcher to stop and clean up"),
+    _row("deadman", ("pending", SWITCH), "reads whether the switch's watcher is alive"),
+    _row("deadman", ("forget", SWITCH), "removes a fired switch's directory"),
+)
+
+
+# How much of stdin a row's input may hold: read no further.
+STDIN_LIMITS = {"NUMBER": MAX_NUMBER_INPUT, "1|2|3": MAX_NUMBER_INPUT, "RESTORE_JSON": MAX_RESTORE_INPUT + 1}
+
+
+def _shape(row, argv):
+    return (argv[:1] == [row.program] and len(argv) == 1 + len(row.args)
+            and all(isinstance(a, Arg) or a == v for a, v in zip(row.args, argv[1:])))
+
+
+def usage(row):
+    """A row as a command line: its literal words, and each argument's name."""
+    return " ".join([row.program] + [a.name if isinstance(a, Arg) else a for a in row.args])
+
+
+def row_of(argv):
+    """The first row of CONTRACT that argv has the shape of (program, arity, literal words), or Refused."""
+    a = list(argv)
+    for row in CONTRACT:
+        if _shape(row, a):
+            return row
+    # the same program (and the switch's verb): say the forms it takes
+    near = [usage(r) for r in CONTRACT if a[:1] == [r.program] and (r.program != "deadman" or r.args[0] in a[1:2])]
+    if near:
+        raise Refused("%r is not a command nfs-tuner runs; it runs only: %s" % (" ".join(a)[:200], "; ".join(near)))
+    raise Refused("%r is not a command nfs-tuner runs" % " ".join(a)[:200])
+
+
+def checked(argv, stdin=""):
+    """(row, checked arguments, checked stdin) for argv, or Refused: the one place the contract is applied."""
+    a = list(argv)
+    row = row_of(a)
+    args = [spec.check(value) if isinstance(spec, Arg) else value for spec, value in zip(row.args, a[1:])]
+    data = row.stdin.check(stdin) if row.stdin is not None else ""
+    return row, args, data
+
+
+def _tool(name):
+    for d in BIN_DIRS:
+        path = os.path.join(d, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_uid == 0 and not st.st_mode & 0o022 and os.access(path, os.X_OK):
+            return path
+    raise Refused("%s was not found in %s (root-owned, not writable by others)" % (name, ", ".join(BIN_DIRS)))
+
+
 def check(argv, stdin=""):
     """The absolute argv to run for one of nfs-tuner's commands, or Refused."""
-    a = list(argv)
-    n = len(a)
-    if a == ["sync"]:
-        return [_tool("sync")]
-    if n == 2 and a[0] == "rpc.nfsd":
-        # nfsd started again after a max_block_size change, with this many threads (nfs.conf gives the rest)
-        if not a[1].isdigit() or not 1 <= int(a[1]) <= 1024:
-            raise Refused("rpc.nfsd takes a thread count from 1 to 1024, got %r" % a[1][:20])
-        return [_tool("rpc.nfsd"), a[1]]
-    if n == 2 and a[0] == "tee":
-        path = _match(WRITABLE, a[1], "file")
-        if not NUMBER.fullmatch(stdin):
-            raise Refused("the value for %s must be a whole number, got %r" % (path, stdin[:40]))
-        if path == "/proc/sys/vm/drop_caches" and stdin.strip() not in ("1", "2", "3"):
-            raise Refused("drop_caches takes 1, 2 or 3")
-        return [_tool("tee"), path]
-    if n == 3 and a[:2] == ["cat", "--"]:
-        return [_tool("cat"), "--", _match(READABLE, a[2], "file")]
-    if a == ["exportfs", "-v"]:
-        return [_tool("exportfs"), "-v"]
-    if n == 4 and a[:2] == ["exportfs", "-o"]:
-        return _export_command(a[2], a[3])
-    if n == 5 and a[:4] == ["mkdir", "-p", "-m", "0755"]:
-        return [_tool("mkdir"), "-p", "-m", "0755", _mount_point(a[4])]
-    if n == 2 and a[0] == "rmdir":
-        # not must_exist: the switch's restore steps are checked when written, before the mount exists
-        return [_tool("rmdir"), _mount_point(a[1])]
-    if n == 7 and a[0] == "mount" and a[1] == "-t" and a[2] in ("nfs", "nfs4") and a[3] == "-o":
-        if not SOURCE.fullmatch(a[5]) or "/../" in a[5] + "/" or "/./" in a[5] + "/":
-            raise Refused("%r is not SERVER:/PATH" % a[5])
-        point = _mount_point(a[6], must_exist=True)
-        return [_tool("mount"), "-t", a[2], "-o", _mount_options(a[4]), a[5], point]
-    if a[:1] == ["umount"] and (n == 2 or (n == 3 and a[1] == "-l")):
-        point = _mount_point(a[-1])
-        kinds = [fstype for mp, fstype in _mounts() if mp == point]
-        if kinds and not kinds[-1].startswith("nfs"):
-            raise Refused("%s is a %s mount, not NFS" % (point, kinds[-1]))
-        return [_tool("umount"), *a[1:-1], point]
-    if n == 11 and a[:3] == ["ping", "-n", "-c"] and a[4] == "-W" and a[6:9] == ["-M", "do", "-s"]:
-        # the MTU check: a few don't-fragment pings of one size to one address
-        if not (a[3].isdigit() and 0 < int(a[3]) <= 10 and a[5].isdigit() and 0 < int(a[5]) <= 10):
-            raise Refused("ping count and wait must be 1 to 10")
-        if not (a[9].isdigit() and int(a[9]) <= 65507) or not ADDRESS.fullmatch(a[10]):
-            raise Refused("ping needs a size up to 65507 and an IP address")
-        return [_tool("ping"), *a[1:]]
-    if n == 7 and a[:4] == ["ip", "link", "set", "dev"] and a[5] == "mtu":
-        if not IFACE.fullmatch(a[4]) or not os.path.isdir("/sys/class/net/" + a[4]):
-            raise Refused("%r is not a network interface of this host" % a[4])
-        if not a[6].isdigit() or not 576 <= int(a[6]) <= 65535:
-            raise Refused("MTU %r is not between 576 and 65535" % a[6])
-        return [_tool("ip"), "link", "set", "dev", a[4], "mtu", a[6]]
-    raise Refused("%r is not a command nfs-tuner runs" % " ".join(a)[:200])
+    row, args, _ = checked(argv, stdin)
+    if row.program in ("deadman", "version"):
+        raise Refused("%s is not a command to run" % row.program)
+    if row.program == "exportfs" and args[0] == "-o":
+        return _exportfs(args[1], args[2])
+    return [_tool(row.program)] + args
 
 
 def _guard_step(argv, stdin):
@@ -243,15 +419,52 @@ def _guard_step(argv, stdin):
     return check(argv, stdin or "")
 
 
-def _deadman(args):
+def _caller():
+    """The login sudo ran the helper for: sudo sets SUDO_UID (a login cannot pass its own through sudo)."""
+    uid = os.environ.get("SUDO_UID", "0")
+    return int(uid) if _fullmatch(r"[0-9]{1,10}", uid) else 0
+
+
+def _switch_module():
     if DEADMAN_SOURCE is None:
         raise Refused("this helper was not rendered with its dead-man switch")
-    if len(args) < 2 or not TOKEN_DIR.fullmatch(args[1]):
-        raise Refused("the switch's directory must be /run/nfs-tuner/TOKEN")
     switch = {"__name__": "nfs_tuner_deadman"}
     exec(compile(DEADMAN_SOURCE, "nfs-tuner-deadman", "exec"), switch)
     switch["STEP_GUARD"] = _guard_step
-    return switch["main"](["deadman"] + list(args))
+    switch["CALLER"] = _caller()
+    return switch
+
+
+def _room_to_arm(switch):
+    """At most MAX_SWITCHES live watchers and MAX_SWITCH_DIRS directories per login."""
+    try:
+        names = [n for n in os.listdir(SWITCH_ROOT) if _fullmatch(r"[0-9a-f]{12,64}", n)]
+    except FileNotFoundError:
+        return
+    mine = live = 0
+    for name in names:
+        try:
+            dfd = switch["_open_dir"](SWITCH_ROOT + "/" + name)  # refused unless this login armed it
+        except (switch["Refused"], OSError):
+            continue
+        try:
+            mine += 1
+            live += switch["watcher_alive"](dfd)
+        finally:
+            os.close(dfd)
+    if live >= MAX_SWITCHES:
+        raise Refused("this login has %d dead-man switches armed on this host already (at most %d)" % (live, MAX_SWITCHES))
+    if mine >= MAX_SWITCH_DIRS:
+        raise Refused("this login has left %d switch directories in %s (at most %d): `nfs-tuner journal` reads "
+                      "and forgets them" % (mine, SWITCH_ROOT, MAX_SWITCH_DIRS))
+
+
+def _deadman(args, data):
+    switch = _switch_module()
+    verb, path, rest = args[0], args[1], args[2:]
+    if verb == "arm":
+        _room_to_arm(switch)
+    return switch["run_verb"](verb, path, rest, data)
 
 
 def main(argv):
@@ -260,19 +473,21 @@ def main(argv):
         return 2
     args = argv[1:]
     try:
-        if args == ["version"]:
+        row = row_of(args)
+        stdin = sys.stdin.read(STDIN_LIMITS[row.stdin.name]) if row.stdin is not None else ""
+        row, checked_args, data = checked(args, stdin)
+        if row.program == "version":
             sys.stdout.write(HELPER_DIGEST + "\n")
             return 0
-        if args[:1] == ["deadman"]:
-            return _deadman(args[1:])
-        stdin = sys.stdin.read(64) if args[:1] == ["tee"] else ""
+        if row.program == "deadman":
+            return _deadman(checked_args, data)
         command = check(args, stdin)
     except Refused as exc:
         sys.stderr.write("refused: %s\n" % exc)
         return 2
     import subprocess  # not for version or deadman: a quarter of the start-up on a slow host
 
-    if args[:1] == ["tee"]:
+    if row.program == "tee":
         return subprocess.run(command, input=stdin.encode(), env=ENV).returncode
     return subprocess.run(command, stdin=subprocess.DEVNULL, env=ENV).returncode
 

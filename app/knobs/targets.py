@@ -205,6 +205,13 @@ class MountOptions:
         return negotiated.get("vers" if knob == "nfsvers" else knob)
 
 
+def with_nosuid_nodev(options: str) -> str:
+    """A test mount's options, always nosuid,nodev: whatever the privilege, a hostile export must not
+    bring a setuid-root binary or a device node to every local user of a client while it is mounted."""
+    opts = [o for o in options.split(",") if o]
+    return ",".join([*opts, *(o for o in ("nosuid", "nodev") if o not in opts)])
+
+
 @dataclass
 class ScratchMount:
     """nfs-tuner's own mount of the export, made for the trials and removed after.
@@ -264,7 +271,7 @@ class ScratchMount:
         source = mount_source(self.server, self.export)
         return [
             Step(("mkdir", "-p", "-m", "0755", self.mount_point)),
-            Step(("mount", "-t", "nfs", "-o", str(value), source, self.mount_point)),
+            Step(("mount", "-t", "nfs", "-o", with_nosuid_nodev(str(value)), source, self.mount_point)),
         ]
 
     def restore_steps(self, old: Value) -> list[Step]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from app.discovery import discover_host, hosts_from_ssh_config
+from app.knobs.sudo_helper import with_helper_check
 from app.events import EventBus
 from app.facts.model import HostFacts
 from app.facts.parse_nfs import parse_exportfs
@@ -35,7 +36,7 @@ class SshHosts:
         return hosts_from_ssh_config(self.ssh_config)
 
     async def discover(self, host: str) -> HostFacts:
-        return await discover_host(self.pool.get(host))
+        return with_helper_check(await discover_host(self.pool.get(host)))
 
     async def trust(self, host: str, key: UnknownHostKey) -> None:
         await self.pool.get(host).trust(key)

@@ -1,15 +1,20 @@
-"""Least privilege that works (issue 12, class 2), on the lab's real hosts.
+"""Least privilege that works (issue 12, class 2; issue 28), on the lab's real hosts.
 
 The tuner login's sudoers entry is replaced by the one line nfs-tuner asks for
 (``tuner ALL=(root) NOPASSWD: /usr/local/sbin/nfs-tuner-helper``) and the rendered
-helper is installed on every guest. Then: a sweep over every knob runs as tuner and
-puts everything back; and what an attacker holding the login would try through that
-rule (a root shell, a write to /etc/sudoers.d, a mount over /, an export of /) is
-refused, with nothing done.
+helper is installed on every guest (rendered for the lab's server: the sweep takes the
+clients' standing mounts away). Then: a sweep over every knob runs as tuner and puts
+everything back; and what an attacker holding the login would try through that rule is
+refused, with nothing read, changed or left running: a root shell, a write to
+/etc/sudoers.d, a mount over /, an export of /, and (issue 28) every way to read a
+root-only file through the dead-man switch, another login's switch, FIFOs and device
+nodes, timeouts that never end, watchers without number, Unicode digits, every risky
+mount option and a server that is not the lab's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -31,17 +36,17 @@ GUESTS = ("lab-server", "lab-client1", "lab-client2")
 SUDOERS = "/etc/sudoers.d/lab"  # the lab's tuner rule (on the guests' tmpfs)
 
 
-@pytest.fixture
-def narrow(lab: LabHandle, tmp_path: Path) -> Iterator[Path]:
+@pytest.fixture(scope="module")
+def narrow(lab: LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The helper installed and tuner's sudo narrowed to it on every guest; put back after."""
-    helper = render()
+    helper = render(servers=["lab-server"])
     before = {g: lab.run(g, f"cat {SUDOERS}").stdout for g in GUESTS}
     for g in GUESTS:
         # /usr is the host's, read-only: a tmpfs over /usr/local/sbin holds the helper.
         lab.run(g, "mountpoint -q /usr/local/sbin || mount -t tmpfs -o mode=755 tmpfs /usr/local/sbin")
         _write(lab, g, HELPER_PATH, helper, "0755")
         lab.run(g, f"echo {shlex.quote(sudoers_line('tuner'))} > {SUDOERS} && chmod 0440 {SUDOERS} && visudo -c -q")
-    as_tuner = tmp_path / "ssh_config"
+    as_tuner = tmp_path_factory.mktemp("narrow") / "ssh_config"
     as_tuner.write_text(lab.ssh_config.read_text().replace("User root", "User tuner"))
     try:
         yield as_tuner
@@ -140,3 +145,117 @@ def test_what_the_narrow_rule_must_not_grant_is_refused_on_the_hosts(lab: LabHan
     grace = as_tuner(lab, "lab-server", f"sudo -n {HELPER_PATH} cat -- /proc/fs/nfsd/v4_end_grace")
     assert grace.stdout.strip() in ("Y", "N"), grace.stderr
     assert lab.run("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip() == threads
+
+
+# -- issue 28: the switch's hole, and every other way past the boundary, tried on a real host --------------------
+H = HELPER_PATH
+MINE = "/run/nfs-tuner/a11ce0000001"  # tuner's own switch, armed for the attacks
+ROOTS = "/run/nfs-tuner/b0b000000002"  # a switch armed by another login (root, through the full switch)
+PLANTED = {"fifo": "/run/nfs-tuner/f1f000000003", "device": "/run/nfs-tuner/dede00000004",
+           "symlink": "/run/nfs-tuner/5e1f00000005"}  # tuner's switches where root planted a FIFO, a device, a symlink
+SHELL_STEP = json.dumps([{"id": 1, "steps": [{"argv": ["sh", "-c", "touch /root/pwned"]}]}])
+# name: (argv after `sudo -n`, stdin)
+SWITCH_ATTACKS: dict[str, tuple[list[str], str]] = {
+    "read /etc/shadow by an absolute name": ([H, "deadman", "read", MINE, "/etc/shadow"], ""),
+    "read /etc/shadow by ..": ([H, "deadman", "read", MINE, "../../../etc/shadow"], ""),
+    "read a host key by ..": ([H, "deadman", "read", MINE, "../../../etc/ssh/ssh_host_ed25519_key"], ""),
+    "read /proc/1/environ": ([H, "deadman", "read", MINE, "/proc/1/environ"], ""),
+    "read /proc/1/environ by ..": ([H, "deadman", "read", MINE, "../../../proc/1/environ"], ""),
+    "read /etc/sudoers": ([H, "deadman", "read", MINE, "/etc/sudoers"], ""),
+    "read the switch's restore list": ([H, "deadman", "read", MINE, "restore.json"], ""),
+    "read through a directory of ..": ([H, "deadman", "read", "/run/nfs-tuner/../../etc", "shadow"], ""),
+    "read through a run directory of ..": ([H, "deadman", "read", MINE + "/../../../etc", "shadow"], ""),
+    "read another login's report": ([H, "deadman", "read", ROOTS, "fired.json"], ""),
+    "beat another login's switch": ([H, "deadman", "beat", ROOTS], ""),
+    "disarm another login's switch": ([H, "deadman", "disarm", ROOTS], ""),
+    "forget another login's switch": ([H, "deadman", "forget", ROOTS], ""),
+    "write another login's restore list": ([H, "deadman", "write", ROOTS, "restore.json"], "[]"),
+    "read a FIFO planted as the report": ([H, "deadman", "read", PLANTED["fifo"], "fired.json"], ""),
+    "read a device node planted as the report": ([H, "deadman", "read", PLANTED["device"], "fired.json"], ""),
+    "read a symlink to /etc/shadow planted as the report": ([H, "deadman", "read", PLANTED["symlink"], "fired.json"], ""),
+    "forge a report": ([H, "deadman", "write", MINE, "fired.json"], '{"results": []}'),
+    "a restore step that is a shell": ([H, "deadman", "write", MINE, "restore.json"], SHELL_STEP),
+    "a restore list of 5 MiB": ([H, "deadman", "write", MINE, "restore.json"], "[" + " " * (5 << 20) + "]"),
+    "arm with nan": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000010", "nan"], ""),
+    "arm with inf": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000011", "inf"], ""),
+    "arm with 1e9": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000012", "1e9"], ""),
+    "arm with a timeout past 600 s": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000013", "601"], ""),
+    "arm with a timeout under 10 s": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000014", "5"], ""),
+    "arm with Arabic-Indic digits": ([H, "deadman", "arm", "/run/nfs-tuner/0dd000000015", "٣٠"], ""),
+    "arm outside /run/nfs-tuner": ([H, "deadman", "arm", "/etc/sudoers.d", "60"], ""),
+    "rpc.nfsd with an Arabic-Indic digit": ([H, "rpc.nfsd", "٣"], ""),
+    "rpc.nfsd with a superscript two": ([H, "rpc.nfsd", "²"], ""),
+    "an MTU in Devanagari digits": ([H, "ip", "link", "set", "dev", "lan0", "mtu", "९०००"], ""),
+    "nfsd threads of a full-width digit": ([H, "tee", "/proc/fs/nfsd/threads"], "８\n"),
+    "drop_caches 4": ([H, "tee", "/proc/sys/vm/drop_caches"], "4\n"),
+    "cat /etc/shadow": ([H, "cat", "--", "/etc/shadow"], ""),
+    "cat /proc/1/environ through nfsd's ..": ([H, "cat", "--", "/proc/fs/nfsd/../../1/environ"], ""),
+    "cat a host key": ([H, "cat", "--", "/etc/ssh/ssh_host_ed25519_key"], ""),
+    "a mount over RDMA (loads modules)": ([H, "mount", "-t", "nfs", "-o", "proto=rdma", "lab-server:/srv/nfs", "/mnt/nfs-tuner-x"], ""),
+    "a krb5p mount (loads modules)": ([H, "mount", "-t", "nfs", "-o", "sec=krb5p", "lab-server:/srv/nfs", "/mnt/nfs-tuner-x"], ""),
+    "a mount that retries for days": ([H, "mount", "-t", "nfs", "-o", "bg,retry=10000", "lab-server:/srv/nfs", "/mnt/nfs-tuner-x"], ""),
+    "a soft mount with a short timeo": ([H, "mount", "-t", "nfs", "-o", "soft,timeo=1", "lab-server:/srv/nfs", "/mnt/nfs-tuner-x"], ""),
+    "a mount from a foreign server": ([H, "mount", "-t", "nfs", "-o", "vers=4.2", "10.213.7.99:/srv/nfs", "/mnt/nfs-tuner-x"], ""),
+    "a mount from a foreign name": ([H, "mount", "-t", "nfs", "-o", "vers=4.2", "evil.example:/srv", "/mnt/nfs-tuner-x"], ""),
+    "unmounting the admin's /mnt/lab": ([H, "umount", "-l", "/mnt/lab"], ""),
+    "a mount point climbing to /etc": ([H, "mkdir", "-p", "-m", "0755", "/mnt/nfs-tuner-x/../../etc/cron.d"], ""),
+    "a flood ping": ([H, "ping", "-f", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.213.7.10"], ""),
+}  # fmt: skip
+
+RUNNER = r"""
+import json, subprocess, sys, time
+out = {}
+for name, (argv, stdin) in json.load(sys.stdin).items():
+    t = time.monotonic()
+    try:
+        p = subprocess.run(["sudo", "-n"] + argv, input=stdin.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=20)
+        out[name] = [p.returncode, p.stdout.decode("utf-8", "replace")[:2000], p.stderr.decode("utf-8", "replace")[:500],
+                     time.monotonic() - t]
+    except subprocess.TimeoutExpired:
+        out[name] = [None, "", "hung", time.monotonic() - t]
+print(json.dumps(out))
+"""
+# What each host looks like from root: whatever an attack changed shows here.
+STATE = ("sha256sum /etc/shadow /etc/sudoers /etc/sudoers.d/* 2>&1; findmnt -rn -o TARGET,FSTYPE,OPTIONS; "
+         "exportfs -v 2>/dev/null | tr -d ' \\n'; echo; cut -d' ' -f1 /proc/modules | sort | tr '\\n' ' '; echo; "
+         "ip -o link | awk '{print $2, $5}'; cat /proc/fs/nfsd/threads 2>/dev/null; ls /root/pwned 2>&1; "
+         "ls /run/nfs-tuner; pgrep -fc 'nfs-tuner-helper deadman' || true")
+
+
+def test_every_way_past_the_narrow_rule_is_refused_with_nothing_read_changed_or_left_running(
+        lab: LabHandle, narrow: Path) -> None:
+    host = "lab-client1"
+    assert as_tuner(lab, host, f"sudo -n {H} deadman arm {MINE} 600").returncode == 0
+    switch = "python3 -I -S -c \"$(cat)\""  # the full switch, as root: its directory is root's own (owner 0)
+    source = (REPO / "app" / "knobs" / "deadman_host.py").read_text()
+    subprocess.run(["ssh", "-F", str(lab.ssh_config), "-o", "BatchMode=yes", host, f"{switch} arm {ROOTS} 600"],
+                   input=source, text=True, check=True, timeout=60)  # fmt: skip
+    try:
+        for kind, d in PLANTED.items():
+            assert as_tuner(lab, host, f"sudo -n {H} deadman arm {d} 600").returncode == 0
+            plant = {"fifo": "mkfifo -m 600", "device": "mknod -m 600 {} c 1 3 #",
+                     "symlink": "ln -s /etc/shadow"}[kind]  # fmt: skip
+            lab.run(host, plant.format(f"{d}/fired.json") if "{}" in plant else f"{plant} {d}/fired.json")
+        before = lab.run(host, STATE, check=False).stdout
+        proc = subprocess.run(["ssh", "-F", str(lab.ssh_config), "-o", "BatchMode=yes", "-l", "tuner", host,
+                               f"python3 -c {shlex.quote(RUNNER)}"], input=json.dumps(SWITCH_ATTACKS),
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        outcomes = json.loads(proc.stdout)
+        many = [as_tuner(lab, host, f"sudo -n {H} deadman arm /run/nfs-tuner/0aa00000002{i} 600") for i in range(3)]
+        after = lab.run(host, STATE, check=False).stdout
+    finally:
+        for d in (MINE, *PLANTED.values(), *(f"/run/nfs-tuner/0aa00000002{i}" for i in range(3))):
+            lab.run(host, f"rm -f {d}/fired.json; sudo -u tuner sudo -n {H} deadman disarm {d}", check=False)
+        subprocess.run(["ssh", "-F", str(lab.ssh_config), "-o", "BatchMode=yes", host, f"{switch} disarm {ROOTS}"],
+                       input=source, text=True, check=False, timeout=60)  # fmt: skip
+    assert len(SWITCH_ATTACKS) + len(ATTACKS) >= 40
+    let_through = {n: o for n, o in outcomes.items() if o[0] != 2 or not o[2].startswith("refused: ")}
+    assert not let_through, let_through
+    leaked = {n: o[1][:200] for n, o in outcomes.items() if o[1]}
+    assert not leaked, leaked  # a refusal prints nothing on stdout: no byte of any file was read
+    slow = {n: o[3] for n, o in outcomes.items() if o[3] > 10}
+    assert not slow, slow  # a FIFO or a device never holds the helper
+    # The three extra arms meet the limit: the login had MINE and the three planted ones live, four in all.
+    assert [m.returncode for m in many] == [2, 2, 2] and all("at most 4" in m.stderr for m in many), [m.stderr for m in many]
+    assert after == before, (before, after)  # no file, mount, export, module, MTU, nfsd or watcher changed

@@ -415,3 +415,52 @@ def test_streaming_sees_connection_loss(tmp_path: Path) -> None:
             await fake.stop()
 
     run(go())
+
+
+def test_a_host_answering_without_end_is_stopped_at_the_cap_with_bounded_memory(tmp_path: Path) -> None:
+    """issue 28: a host answering `cat /proc/fs/nfsd/threads` with 400 MiB grew the controller to 869 MiB."""
+    import tracemalloc
+
+    from app.hosts import OutputTooLarge
+
+    async def go() -> None:
+        fake = await FakeSshServer(tmp_path).start()
+        fake.trust_host_key()
+        conn = fake.connection()
+        try:
+            assert (await conn.run(["true"])).ok  # connected before measuring
+            tracemalloc.start()
+            try:
+                with pytest.raises(OutputTooLarge) as caught:
+                    await conn.run(["sh", "-c", "yes 8 | head -c 100000000"], timeout=60)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert "sent more than 16 MiB" in str(caught.value) and caught.value.host == "fake"
+            assert peak < 80 << 20, peak  # the cap and asyncssh's window, not the whole answer
+            assert (await conn.run(["echo", "still usable"])).stdout == "still usable\n"
+        finally:
+            await conn.close()
+            await fake.stop()
+
+    run(go())
+
+
+def test_a_streamed_line_without_end_comes_in_bounded_pieces(tmp_path: Path) -> None:
+    from app.hosts.process import MAX_LINE
+
+    async def go() -> None:
+        fake = await FakeSshServer(tmp_path).start()
+        fake.trust_host_key()
+        conn = fake.connection()
+        try:
+            proc = await conn.start(["sh", "-c", f"head -c {3 * MAX_LINE + 10} /dev/zero | tr '\\\\0' x; echo; echo ok"])
+            async with proc:
+                lines = [line async for line in proc]
+            assert all(len(line) <= MAX_LINE for line in lines) and lines[-1] == "ok\n"
+            assert sum(len(line) for line in lines) == 3 * MAX_LINE + 10 + 1 + 3
+        finally:
+            await conn.close()
+            await fake.stop()
+
+    run(go())

@@ -8,8 +8,9 @@ TCP connection mid-command) and ``hang`` (never answer).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -63,6 +64,7 @@ class FakeSshServer:
         self.workdir = self.workdir or self.tmp
         self.port = 0
         self._server: asyncssh.SSHAcceptor | None = None
+        self._stopping = asyncio.Event()  # ends the commands that hang until the server stops
 
     async def start(self) -> FakeSshServer:
         self._server = await asyncssh.create_server(
@@ -78,9 +80,14 @@ class FakeSshServer:
         return self
 
     async def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        for _ in range(50):  # commands whose client went end (killed) and reap their child: no stray process
+            if not self.running:
+                break
+            await asyncio.sleep(0.1)
 
     def config(self, alias: str = "fake", user: str | None = None, hostname: str = "127.0.0.1") -> Path:
         path = self.tmp / f"ssh_config_{alias}"
@@ -151,7 +158,8 @@ class FakeSshServer:
             process.channel.get_connection().abort()
             return None
         if argv == ["hang"]:
-            await asyncio.Event().wait()
+            await self._stopping.wait()
+            return 1
         return await self._execute(process, shlex.join(argv))
 
     async def _execute(self, process: asyncssh.SSHServerProcess[str], command: str) -> int:
@@ -176,14 +184,23 @@ class FakeSshServer:
             finally:
                 child.stdin.close()
 
-        async def pump(src: asyncio.StreamReader, write: Callable[[str], None]) -> None:
-            while line := await src.readline():
-                write(line.decode(errors="replace"))
+        async def pump(src: asyncio.StreamReader, stream: asyncssh.SSHWriter[str]) -> None:
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            gone = False
+            while data := await src.read(65536):  # chunks, as sshd sends them: lines of any length
+                if gone:
+                    continue  # read to the end, so the child's pipes close
+                try:
+                    stream.write(decoder.decode(data))
+                    await stream.drain()
+                except (asyncssh.Error, OSError):  # the client went: stop the command, as sshd would
+                    gone = True
+                    child.kill()
 
         feeder = asyncio.ensure_future(feed())
         try:
             await asyncio.gather(
-                pump(child.stdout, process.stdout.write), pump(child.stderr, process.stderr.write)
+                pump(child.stdout, process.stdout), pump(child.stderr, process.stderr)
             )
             status = await child.wait()
         except asyncio.CancelledError:

@@ -134,12 +134,12 @@ def test_the_helper_takes_every_step_the_targets_send_and_nothing_beside(helper:
              *client_sysctl("dirty_background").restore_steps("10%"),
              *client_sysctl("rpc_slots").set_steps(16)]  # fmt: skip
     for step in steps:
-        assert helper["_match"](helper["WRITABLE"], step.argv[1], "file") == step.argv[1]
-        assert helper["NUMBER"].fullmatch(step.input or "")
+        row, args, data = helper["checked"](list(step.argv), step.input or "")
+        assert row.program == "tee" and args == [step.argv[1]] and data == step.input
     for path in ("/proc/sys/vm/swappiness", "/proc/sys/vm/dirty_expire_centisecs", "/proc/sys/sunrpc/nfs_debug",
                  "/proc/sys/vm/dirty_ratio/../swappiness"):  # fmt: skip
         with pytest.raises(helper["Refused"]):
-            helper["_match"](helper["WRITABLE"], path, "file")
+            helper["checked"](["tee", path], "8\n")
 
 
 # --- discovery and the listing -----------------------------------------------------------------------

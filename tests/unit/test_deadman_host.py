@@ -141,3 +141,77 @@ def test_only_the_switchs_own_files_can_be_written(base: Path, name: str) -> Non
 def test_paths_that_are_not_a_run_directory_are_refused(path: str) -> None:
     r = switch("beat", path)
     assert r.returncode == 2 and "not an absolute directory path" in r.stderr
+
+
+# -- issue 28: only the switch's own files, finite timeouts, a fixed environment ----------------------------------
+@pytest.mark.parametrize("name", ["/etc/shadow", "../../../etc/shadow", "/proc/1/environ", "restore.json", "pid",
+                                  "owner", "heartbeat", "fired.json/..", "", "./fired.json"])  # fmt: skip
+def test_read_returns_only_the_report(base: Path, name: str) -> None:
+    d = base / "abc131000000"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        r = switch("read", str(d), name)
+        assert r.returncode == 2 and r.stdout == "" and "refused" in r.stderr, (r.stdout[:200], r.stderr)
+    finally:
+        switch("disarm", str(d))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "symlink", "huge"])
+def test_a_report_that_is_not_a_small_regular_file_is_not_opened(base: Path, tmp_path: Path, kind: str) -> None:
+    d = base / "abc132000000"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        report = d / "fired.json"
+        if kind == "fifo":
+            os.mkfifo(report, 0o600)  # opened for reading, it would hang the switch as root
+        elif kind == "device":
+            os.mknod(report, 0o600 | 0o020000, os.makedev(1, 3))  # /dev/null's numbers: opening a device may act
+        elif kind == "directory":
+            report.mkdir(mode=0o700)
+        elif kind == "symlink":
+            report.symlink_to("/etc/shadow")
+        else:
+            report.write_bytes(b"x" * (4 * 1024 * 1024 + 1))
+            os.chmod(report, 0o600)
+        r = subprocess.run([sys.executable, "-c", SOURCE, "read", str(d), "fired.json"], capture_output=True,
+                           text=True, timeout=10)
+        assert r.returncode != 0 and r.stdout == "" and ("refused" in r.stderr or "failed" in r.stderr), r.stderr
+        assert "root:" not in r.stdout
+    finally:
+        switch("disarm", str(d))
+        time.sleep(1.2)
+        subprocess.run(["rm", "-rf", str(d)], check=False)
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "-inf", "NaN", "1e9", "601", "0", "-1", "٣٠", "３０", "30 ", "", "1e1"])
+def test_arm_takes_only_a_finite_timeout_in_range(base: Path, timeout: str) -> None:
+    d = base / "abc133000000"
+    r = switch("arm", str(d), timeout)
+    assert r.returncode == 2 and "timeout" in r.stderr and not d.exists(), (r.stdout, r.stderr)
+
+
+def test_replayed_steps_run_with_a_fixed_environment(base: Path, tmp_path: Path) -> None:
+    d = base / "abc134000000"
+    marker = tmp_path / "env"
+    env = {**os.environ, "LD_PRELOAD": "/tmp/evil.so", "PATH": "/tmp/evil:/usr/bin:/bin", "PYTHONPATH": "/tmp/evil"}
+    armed = subprocess.run([sys.executable, "-c", SOURCE, "arm", str(d), "1"], capture_output=True, text=True,
+                           timeout=30, env=env)
+    assert armed.returncode == 0, armed.stderr
+    restore = [{"id": 1, "steps": [{"argv": ["/bin/sh", "-c", f"env > {marker}"]}]}]
+    assert switch("write", str(d), "restore.json", input=json.dumps(restore)).returncode == 0
+    assert _wait(d / "fired.json")
+    seen = dict(line.split("=", 1) for line in marker.read_text().splitlines() if "=" in line)
+    assert "LD_PRELOAD" not in seen and "PYTHONPATH" not in seen and seen["PATH"] == "/usr/sbin:/usr/bin:/sbin:/bin"
+    switch("forget", str(d))
+
+
+@pytest.mark.parametrize("entries", ['{"results": [1]}', "[1]", '[{"steps": null}]', '[{"steps": [1]}]',
+                                     '[{"steps": [{"argv": "sync"}]}]', "null"])  # fmt: skip
+def test_restore_steps_of_the_wrong_shape_are_refused_when_written(base: Path, entries: str) -> None:
+    d = base / "abc135000000"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        r = switch("write", str(d), "restore.json", input=entries)
+        assert r.returncode == 2 and "refused" in r.stderr and not (d / "restore.json").exists()
+    finally:
+        switch("disarm", str(d))

@@ -313,8 +313,8 @@ def test_targets_refuse_option_like_words_whoever_gave_them(make: Callable[[], o
 
 def test_good_targets_still_build_their_steps() -> None:
     mount = ScratchMount("10.0.0.1", "/srv/nfs", "/mnt/nfs-tuner-t")
-    assert mount.set_steps("vers=4.2")[1].argv == ("mount", "-t", "nfs", "-o", "vers=4.2", "10.0.0.1:/srv/nfs",
-                                                   "/mnt/nfs-tuner-t")  # fmt: skip
+    assert mount.set_steps("vers=4.2")[1].argv == ("mount", "-t", "nfs", "-o", "vers=4.2,nosuid,nodev",
+                                                   "10.0.0.1:/srv/nfs", "/mnt/nfs-tuner-t")  # fmt: skip
     assert ScratchMount("", "", "/mnt/nfs-tuner-t").restore_steps("absent")[0].argv == ("umount", "/mnt/nfs-tuner-t")
     assert ExportSyncTarget("/srv/nfs", "10.213.7.0/24").target == "10.213.7.0/24:/srv/nfs"
     assert MtuTarget("lan0").set_steps(9000)[0].argv == ("ip", "link", "set", "dev", "lan0", "mtu", "9000")

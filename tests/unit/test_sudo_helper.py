@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -118,14 +119,14 @@ def test_the_rendered_helper_runs_as_a_program_and_reports_its_digest(tmp_path: 
     assert refused.returncode == 2 and refused.stderr.startswith("refused:")
     assert not Path("/tmp/nfs-tuner-helper-pwned").exists()
     bad_dir = run("deadman", "arm", "/tmp/x", "30")
-    assert bad_dir.returncode == 2 and "/run/nfs-tuner/TOKEN" in bad_dir.stderr
+    assert bad_dir.returncode == 2 and "/run/nfs-tuner/TOKEN" in bad_dir.stderr, bad_dir.stderr
     assert run("sync").returncode == 0
     d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
     armed = run("deadman", "arm", d, "60")
     assert armed.returncode == 0 and armed.stdout.startswith("armed"), armed.stderr
     try:
         forged = run("deadman", "write", d, "fired.json", stdin='{"results": []}')
-        assert forged.returncode == 2 and "only restore.json" in forged.stderr  # the login cannot forge a report
+        assert forged.returncode == 2 and "deadman write SWITCH_DIR restore.json" in forged.stderr  # no forged report
         shell = [{"id": 1, "steps": [{"argv": ["sh", "-c", "touch /tmp/nfs-tuner-helper-pwned"]}]}]
         planted = run("deadman", "write", d, "restore.json", stdin=json.dumps(shell))
         assert planted.returncode == 2 and "not a command nfs-tuner runs" in planted.stderr
@@ -160,8 +161,115 @@ def test_the_mtu_checks_ping_runs_by_absolute_path(helper: dict[str, Any], monke
 @pytest.mark.parametrize(("server", "source"), [("fd00::10", "[fd00::10]:/srv/nfs"), ("10.0.0.1", "10.0.0.1:/srv/nfs"),
                                                 ("filer.example", "filer.example:/srv/nfs")])
 def test_a_test_mount_names_an_ipv6_server_in_brackets_as_mount_and_the_helper_read_it(
-        helper: dict[str, Any], server: str, source: str) -> None:
+        helper: dict[str, Any], server: str, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from app.knobs.targets import ScratchMount
 
     (mkdir, mount) = ScratchMount(server, "/srv/nfs", "/mnt/nfs-tuner-1-ab").set_steps("vers=4.2")
-    assert mount.argv[-2] == source and helper["SOURCE"].fullmatch(source)
+    monkeypatch.setitem(helper, "_known_servers", lambda: {server})
+    assert mount.argv[-2] == source and helper["_mount_source"](source) == source
+    assert helper["_server_of"](source) == server
+
+
+# -- issue 28: the rendered helper as the narrow rule runs it (sudo sets SUDO_UID), as root ------------------------
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the helper refuses to run unless root")
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    script = tmp_path_factory.mktemp("helper") / "nfs-tuner-helper"
+    script.write_text(render())
+    return script
+
+
+def as_login(script: Path, uid: int, *args: str, stdin: str = "", strace: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The helper as `sudo` runs it for the login ``uid``: root, with SUDO_UID set and a clean environment."""
+    env = {"PATH": "/usr/bin:/bin", "SUDO_UID": str(uid), "SUDO_USER": "tuner"}
+    trace = ["strace", "-f", "-qq", "-e", "trace=%file,execve,%process", "-o", str(strace)] if strace else []
+    return subprocess.run([*trace, HOST_PYTHON, "-IS", str(script), *args], input=stdin, capture_output=True,
+                          text=True, timeout=30, env=env)
+
+
+@needs_root
+def test_a_switch_answers_only_the_login_that_armed_it(rendered: Path) -> None:
+    d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
+    assert as_login(rendered, 4201, "deadman", "arm", d, "60").returncode == 0
+    try:
+        for verb in (["read", d, "fired.json"], ["beat", d], ["disarm", d], ["forget", d], ["pending", d],
+                     ["write", d, "restore.json"]):  # fmt: skip
+            r = as_login(rendered, 4202, "deadman", *verb, stdin="[]")
+            assert r.returncode == 2 and "armed by another login" in r.stderr, (verb, r.stderr)
+        assert as_login(rendered, 4201, "deadman", "pending", d).returncode == 0
+        assert Path(d).is_dir()  # another login's disarm and forget did nothing
+    finally:
+        as_login(rendered, 4201, "deadman", "disarm", d)
+    deadline = time.monotonic() + 10
+    while Path(d).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(d).exists()
+
+
+@needs_root
+def test_a_login_may_arm_only_a_few_watchers(rendered: Path) -> None:
+    dirs = [f"/run/nfs-tuner/{os.urandom(6).hex()}" for _ in range(5)]
+    try:
+        got = [as_login(rendered, 4203, "deadman", "arm", d, "600") for d in dirs]
+        assert [g.returncode for g in got] == [0, 0, 0, 0, 2], [g.stderr for g in got]
+        assert "4 dead-man switches armed" in got[-1].stderr and not Path(dirs[-1]).exists()
+        assert as_login(rendered, 4204, "deadman", "arm", dirs[-1], "600").returncode == 0  # another login's own
+    finally:
+        for d in dirs:
+            for uid in (4203, 4204):
+                _disarm(rendered, uid, d)
+
+
+SECRETS = ("/etc/shadow", "/etc/ssh/", "/root/.ssh", "/proc/1/", "/etc/sudoers", "/dev/zero", "/etc/evil")
+HOST_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # what the shebang names
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed (tests/system-packages.txt)")
+@pytest.mark.parametrize("attack", [
+    ["deadman", "read", "{d}", "/etc/shadow"], ["deadman", "read", "{d}", "../../../etc/shadow"],
+    ["deadman", "read", "{d}", "../../../proc/1/environ"], ["deadman", "read", "{d}", "/etc/ssh/ssh_host_ed25519_key"],
+    ["deadman", "read", "/run/nfs-tuner/../../etc", "shadow"], ["deadman", "read", "{d}/../../../etc", "shadow"],
+    ["deadman", "read", "{d}", "/dev/zero"], ["deadman", "write", "{d}", "/etc/sudoers"],
+    ["deadman", "arm", "{d}", "nan"], ["deadman", "arm", "{d}", "inf"], ["deadman", "arm", "/etc/sudoers.d", "60"],
+    ["cat", "--", "/etc/shadow"], ["cat", "--", "/proc/fs/nfsd/../../1/environ"], ["tee", "/etc/sudoers"],
+    ["rpc.nfsd", "٣"], ["rpc.nfsd", "²"], ["mount", "-t", "nfs", "-o", "proto=rdma", "evil:/x", "/mnt/nfs-tuner-1"],
+])  # fmt: skip
+def test_a_refused_command_opens_and_runs_nothing_it_names(rendered: Path, tmp_path: Path, attack: list[str]) -> None:
+    """strace records every file the helper opens or looks at and every program it starts: a refused
+    command must touch none of what it names (only python's own start-up files), and start nothing."""
+    d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
+    trace = tmp_path / "trace"
+    argv = [a.replace("{d}", d) for a in attack]
+    if attack[:2] == ["deadman", "read"] or attack[:2] == ["deadman", "write"]:
+        assert as_login(rendered, 4205, "deadman", "arm", d, "60").returncode == 0
+    try:
+        r = as_login(rendered, 4205, *argv, stdin="8\n", strace=trace)
+        assert r.returncode == 2 and r.stderr.startswith("refused: ") and r.stdout == "", (r.stdout[:300], r.stderr)
+        lines = trace.read_text().splitlines()
+        execs = [ln for ln in lines if "execve(" in ln and f'execve("{HOST_PYTHON}"' not in ln]
+        assert execs == [], execs
+        touched = [ln for ln in lines if any(f'"{s}' in ln for s in SECRETS) and "execve(" not in ln]
+        assert touched == [], touched
+    finally:
+        _disarm(rendered, 4205, d)
+
+
+def _disarm(script: Path, uid: int, d: str) -> None:
+    """Disarm and wait for the watcher to clean up (it looks once a second)."""
+    if as_login(script, uid, "deadman", "disarm", d).returncode == 0:
+        deadline = time.monotonic() + 5
+        while Path(d).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("options", ["defaults", "vers=4.2,rsize=1048576", "nocto,nosuid", ""])
+def test_every_test_mount_is_nosuid_and_nodev_whatever_the_privilege(options: str) -> None:
+    """The mount command itself carries them (root and full sudo run it as it is, not through the helper)."""
+    from app.knobs.targets import ScratchMount
+
+    (_, mount) = ScratchMount("nfs1", "/srv/nfs", "/mnt/nfs-tuner-1-ab").set_steps(options)
+    opts = mount.argv[4].split(",")
+    assert opts.count("nosuid") == 1 and opts.count("nodev") == 1 and mount.argv[:4] == ("mount", "-t", "nfs", "-o")

@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import main
 from app.store.store import Store
-from app.terminal_text import SafeStream, safe_text, safe_write_text
+from app.terminal_text import CARRIAGE_RETURN, ERASE, SafeStream, redraw, safe_text
 
 HOSTILE = [
     ("\x1b]0;owned\x07", "\\x1b]0;owned\\x07"),  # set the window title
@@ -21,6 +21,11 @@ HOSTILE = [
     ("line\u2028split", "line\\u2028split"),
     ("bell\x07del\x7f", "bell\\x07del\\x7f"),
     ("nul\x00", "nul\\x00"),
+    ("\rfake prompt$ ", "\\x0dfake prompt$ "),  # a leading carriage return is text too (issue 28)
+    ("\x1b[Kerased", "\\x1b[Kerased"),  # and so is erase-to-end-of-line
+    ("admin\u200e", "admin\\u200e"), ("\u200fltr", "\\u200fltr"), ("\u061cx", "\\u061cx"),  # bidi marks
+    ("lab\u200bserver", "lab\\u200bserver"), ("\ufeffbom", "\\ufeffbom"), ("wj\u2060", "wj\\u2060"),  # zero-width
+    ("tag\U000e0041", "tag\\U000e0041"), ("\u2066iso\u2069", "\\u2066iso\\u2069"), ("un\U0010ffff", "un\\U0010ffff"),
 ]
 
 
@@ -34,10 +39,19 @@ def test_ordinary_text_is_unchanged(plain: str) -> None:
     assert safe_text(plain) == plain
 
 
-def test_the_progress_redraw_is_kept_but_hostile_text_inside_it_is_not() -> None:
-    assert safe_write_text("\r\x1b[Ktrial 3/8 rsize=65536") == "\r\x1b[Ktrial 3/8 rsize=65536"
-    assert safe_write_text("\r\x1b[Khost \x1b]0;x\x07") == "\r\x1b[Khost \\x1b]0;x\\x07"
-    assert safe_write_text("mid\rline") == "mid\\x0dline"
+def test_only_the_clis_own_redraw_moves_the_cursor() -> None:
+    inner = io.StringIO()
+    stream = SafeStream(inner)
+    redraw(stream, "trial 3/8 rsize=65536", before=CARRIAGE_RETURN, after=ERASE)
+    redraw(stream, "host \x1b]0;x\x07\rfake", before=CARRIAGE_RETURN + ERASE)
+    stream.write("\r\x1b[Khost says")  # text that starts like a redraw is still text
+    assert inner.getvalue() == ("\rtrial 3/8 rsize=65536\x1b[K" "\r\x1b[Khost \\x1b]0;x\\x07\\x0dfake"
+                                "\\x0d\\x1b[Khost says")
+    with pytest.raises(ValueError):
+        stream.control("\x1b]0;title\x07")
+    plain = io.StringIO()  # a stream that is not wrapped gets the filter all the same
+    redraw(plain, "a\x1b[2J", before=CARRIAGE_RETURN)
+    assert plain.getvalue() == "\ra\\x1b[2J"
 
 
 def test_the_stream_reports_what_it_was_given_and_passes_the_rest_through() -> None:

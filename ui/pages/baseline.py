@@ -39,6 +39,7 @@ from ui.focus import tab_moves_on
 from ui.live_plot import ThroughputPlot
 from ui.pages.base import Page
 from ui.theme import ERROR_COLOUR, emphasize
+from ui.tooltips import plain_tip
 
 HINT = ("Measuring puts load on the hosts: full-speed network traffic, the server's disk and I/O on "
         "the export, step by step as listed. No setting on any host is changed. It starts only when "
@@ -172,7 +173,7 @@ class BaselinePage(Page):
         self.step_list.clear()
         for i, step in enumerate(self.steps, start=1):
             item = QListWidgetItem(f"{i}. {step.what} (about {duration_text(step.expected_s)})", self.step_list)
-            item.setToolTip(f"On {', '.join(step.hosts)}: {step.load}")
+            item.setToolTip(plain_tip(f"On {', '.join(step.hosts)}: {step.load}"))
         total = sum(step.expected_s for step in self.steps)
         self.estimate.setText(f"{len(self.steps)} steps, about {duration_text(total)} of load on the hosts."
                               if self.steps else "Choose at least one workload.")  # fmt: skip

@@ -42,6 +42,7 @@ from ui.table_fit import ColumnFit
 from ui.theme import buddy_label
 from ui.pages.base import Page
 from ui.trust_dialog import TrustDialog
+from ui.tooltips import plain_tip
 
 # What ssh accepts as a destination: user@host, names, IPv4, [IPv6]; never shell syntax.
 HOST_RE = re.compile(r"^(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\])$")
@@ -347,10 +348,10 @@ class HostsPage(Page):
             tips = {5: "\n".join(md_lines(f)), 6: "\n".join(share_lines(f))} if f else {}
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(tips.get(col, text))
+                item.setToolTip(plain_tip(tips.get(col, text)))
                 if col == 2:
                     item.setIcon(self._state_icon(row.state))
-                    item.setToolTip(row.error or text)
+                    item.setToolTip(plain_tip(row.error or text))
                 self.table.setItem(i, col, item)
             if row.name == selected:
                 self.table.selectRow(i)

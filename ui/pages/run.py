@@ -36,6 +36,7 @@ from ui.questions import ask_to_revert
 from ui.run_estimate import RunEstimate
 from ui.theme import emphasize
 from ui.trial_strip import TrialStrip, trial_figures, trial_mark
+from ui.tooltips import plain_tip
 
 OUTCOME_TEXT = {SessionState.COMPLETE: "complete", SessionState.CANCELLED: "cancelled and reverted",
                 SessionState.INTERRUPTED: "interrupted"}  # fmt: skip
@@ -271,7 +272,7 @@ class RunPage(Page):
             for col, text in enumerate((e.host, knob_label(e.knob), transition_text(e.knob, e.old_value, e.new_value),
                                         e.state.value)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(e.target)
+                item.setToolTip(plain_tip(e.target))
                 self.journal.setItem(i, col, item)
         self.journal.scrollToBottom()
 

@@ -30,6 +30,7 @@ from app.session.results import PlacedSnippet, placed_snippets
 from app.vocabulary import config_text
 from app.snippets.model import Snippet
 from ui.review.dialogs import Dialogs
+from ui.tooltips import plain_tip
 
 
 class SnippetActions:
@@ -132,7 +133,7 @@ class SnippetsView(QWidget):
         if advice.rule:
             self.groups = QTabWidget(self)
             self.groups.setObjectName("snippetGroups")
-            self.groups.setToolTip(advice.rule)
+            self.groups.setToolTip(plain_tip(advice.rule))
             layout.addWidget(self.groups, 1)
         for a in advice.groups:
             box = QWidget(self)

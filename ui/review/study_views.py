@@ -36,6 +36,7 @@ from ui.review.study_plots import (
     tick_loads,
 )
 from ui.review.tables import fill_table, make_table
+from ui.tooltips import plain_tip
 
 LOAD_AXIS = "offered load (streams over all clients)"
 TABLE_ROWS = 3  # a table's rows in view however short the window: the rest scroll
@@ -155,7 +156,7 @@ class DirsView(_StudyView):
         # middle right: between a curve that held (high) and one that collapsed (low)
         self.plot.getPlotItem().addLegend().anchor((1, 0.5), (1, 0.5), offset=(-10, 0))
         self.plot.setAccessibleDescription(result.summary)  # what the picture says, for a screen reader
-        self.plot.setToolTip(result.summary)
+        self.plot.setToolTip(plain_tip(result.summary))
         self.plots = (self.plot,)
         self.curves: list[pg.PlotDataItem] = []
         self.collapse_marks: list[Mark] = []

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from ui.focus import tab_moves_on
+from ui.tooltips import plain_tip
 
 
 def make_table(headers: Sequence[str], parent: QWidget | None = None, *, name: str = "") -> QTableWidget:
@@ -46,7 +47,7 @@ def tip_columns(table: QTableWidget, columns: Iterable[int]) -> None:
     for c in columns:
         for r in range(table.rowCount()):
             if (item := table.item(r, c)) is not None:
-                item.setToolTip(item.text())
+                item.setToolTip(plain_tip(item.text()))
 
 
 def cap_columns(table: QTableWidget, widths: Mapping[int, int]) -> None:

@@ -42,6 +42,7 @@ from ui.review.session_view import SessionView
 from ui.review.tables import fill_table, make_table, tip_columns
 from ui.standard_actions import HelpMenu, quit_action
 from ui.table_fit import ColumnFit
+from ui.tooltips import plain_tip
 
 ALL_HOSTS = "All hosts"
 LONG_COLUMNS = (2, 3, 5, 6)  # hosts, plan, recommended, notes: they give up width and elide, their headers whole
@@ -234,7 +235,7 @@ class ReviewWindow(QMainWindow):
             if (first := self.table.item(i, 0)) is not None:
                 first.setData(Qt.ItemDataRole.DisplayRole, r.id)  # sorts as a number: 9 before 10
             if r.notes and (notes := self.table.item(i, NOTES)) is not None:
-                notes.setToolTip(r.notes)  # as written, line breaks and all
+                notes.setToolTip(plain_tip(r.notes))  # as written, line breaks and all
         self.table.setSortingEnabled(True)
 
     def _row_id(self, row: int) -> int | None:
