@@ -273,3 +273,18 @@ def test_every_test_mount_is_nosuid_and_nodev_whatever_the_privilege(options: st
     (_, mount) = ScratchMount("nfs1", "/srv/nfs", "/mnt/nfs-tuner-1-ab").set_steps(options)
     opts = mount.argv[4].split(",")
     assert opts.count("nosuid") == 1 and opts.count("nodev") == 1 and mount.argv[:4] == ("mount", "-t", "nfs", "-o")
+
+
+@needs_root
+@pytest.mark.skipif(not os.path.exists("/root/.pyenv/versions/3.6.15/bin/python3"), reason="no Python 3.6 here")
+def test_the_helper_and_its_switch_run_on_python_3_6(rendered: Path) -> None:
+    """The oldest python3 a host may have: the helper's table, its checks and the switch it builds in."""
+    py36 = "/root/.pyenv/versions/3.6.15/bin/python3"
+    run = lambda *a: subprocess.run([py36, "-IS", str(rendered), *a], capture_output=True, text=True, timeout=30)  # noqa: E731
+    assert run("version").stdout.strip() == digest()
+    refused = run("deadman", "read", "/run/nfs-tuner/0123456789ab", "/etc/shadow")
+    assert refused.returncode == 2 and "deadman read SWITCH_DIR fired.json" in refused.stderr
+    d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
+    assert run("deadman", "arm", d, "30").returncode == 0
+    assert run("deadman", "pending", d).returncode == 0
+    _disarm(rendered, 0, d)
