@@ -62,9 +62,13 @@ class Screened:
 
 
 def probe_values(values: Sequence[Value], today: Value) -> tuple[Value, ...]:
-    """The values a knob is screened at: its extremes (for a choice knob, every other choice), never today's."""
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        ends = (values[0], values[-1]) if len(values) > 1 else tuple(values)
+    """The values a knob is screened at: its extremes (for a choice knob, every other choice), never today's.
+
+    A number knob whose value today is in the host's own form (a dirty ratio, "20%") is screened at the
+    extremes of its numbers."""
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if numbers and len(numbers) >= len(values) - (0 if today in numbers else 1):
+        ends = (min(numbers), max(numbers))
         return tuple(v for v in dict.fromkeys(ends) if str(v) != str(today))
     return tuple(v for v in values if str(v) != str(today))
 

@@ -62,8 +62,9 @@ from app.sweep.events import (
     TrialFinished,
     TrialStarted,
 )
-from app.sweep.figures import phase_figures, phased_problem, score_of
-from app.sweep.plan_steps import estimated_trials, spec_steps, stored_step
+from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, runs_of, score_of
+from app.sweep.figures import phase_figures, phased_problem
+from app.sweep.plan_steps import estimated_trials, spec_steps
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
 from experiments.board import Ask, Run
@@ -75,11 +76,8 @@ from experiments.stability import SteadyStateDetector, summarize
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
-BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
-REFUSED = "applying the configuration failed"  # a host refused it (a bad value, a shared transport): its own
 
 
 @dataclass
@@ -186,22 +184,9 @@ class SweepEngine:
         return sid, plan_id
 
     def stored_runs(self) -> list[Run]:
-        """Finished trials as the plan's steps see them; interrupted ones are left out (they run again)."""
+        """Finished trials as the plan's steps see them (app.recommend.runs)."""
         assert self.session_id is not None
-        out = []
-        for t in self.store.trials(self.session_id):
-            if not isinstance(t.workload, dict) or not isinstance(t.workload.get("kind"), str):
-                continue
-            if t.state == TrialState.OK and isinstance(t.summary, dict) and "mean" in t.summary:
-                value = score_of(t.summary, self.spec.goal)
-            elif t.state == TrialState.BROKEN and not t.reason.startswith(INTERRUPTED):
-                value = None
-            else:
-                continue
-            step, variant = stored_step(self.spec, t.step, t.workload)
-            blamed = BLAMED in t.reason or t.reason.startswith(REFUSED)
-            out.append(Run(step, Config(t.config), str(t.workload["kind"]), value, variant, blamed))
-        return out
+        return runs_of(self.store.trials(self.session_id), self.spec.goal, self.spec.kind)
 
     # -- the loop -------------------------------------------------------------
 

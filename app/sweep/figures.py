@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from experiments.agent_protocol import AgentSummary
-from experiments.goals import Goal, GoalKind
 
 MIN_PHASED_S = 1.0  # a trial whose phases took less cannot be timed honestly
 OPS_UNIT = "ops/s"
@@ -57,19 +56,3 @@ def phased_problem(figures: Mapping[str, Any]) -> str | None:
                 f"(at least {MIN_PHASED_S:.0f} s): give the workload more files")
     return None
 
-
-def score_of(summary: Mapping[str, Any], goal: Goal) -> float | None:
-    """What a trial's summary scores for the plan's steps, higher better: its mean figure, or for the
-    lowest-p99 goal the inverse of its p99 (a trial with no p99 then scores nothing). Under a p99 cap a
-    trial over it scores a thousandth of its figure: measured, never chosen."""
-    mean = summary.get("mean")
-    if not isinstance(mean, int | float) or isinstance(mean, bool) or not math.isfinite(mean):
-        return None
-    latency = summary.get("latency")
-    p99 = latency.get("p99_ms") if isinstance(latency, Mapping) else None
-    p99 = float(p99) if isinstance(p99, int | float) and not isinstance(p99, bool) and math.isfinite(p99) else None
-    if goal.kind is GoalKind.LOWEST_P99:
-        return 1.0 / p99 if p99 and p99 > 0 else None
-    if goal.kind is GoalKind.P99_CAP and goal.p99_max_ms is not None and p99 is not None and p99 > goal.p99_max_ms:
-        return float(mean) * 1e-3
-    return float(mean)

@@ -1,16 +1,10 @@
-"""A spec's plan as the engine runs it: its steps (experiments.steps), how many trials it expects,
-and which step a stored trial ran for (older sessions stored none)."""
+"""A spec's plan as the engine runs it: its steps (experiments.steps), and how many trials it expects."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from app.sweep.spec import PHASED_SIZES, SweepSpec, workload_kind
 from experiments.estimate import estimate_duration
-from experiments.steps import DIRS, LADDER, SEARCH, STEP_NAMES, Step, dirs_step, ladder_step, plan_steps
-
-VARIANT_FIELDS = {LADDER: "jobs", DIRS: "layout"}  # the workload field each study's step sets
+from experiments.steps import Step, dirs_step, ladder_step, plan_steps
 
 
 def spec_steps(spec: SweepSpec) -> list[Step]:
@@ -32,10 +26,3 @@ def estimated_trials(spec: SweepSpec) -> int:
         return len(spec.ladder or spec.dirs)
     return estimate_duration(spec.plan).trials
 
-
-def stored_step(spec: SweepSpec, step: str, workload: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    """(the step a stored trial ran for, the variant it set): "" in older sessions is a search, or a study's step."""
-    if step not in STEP_NAMES:
-        step = LADDER if spec.ladder else DIRS if spec.dirs else SEARCH
-    field = VARIANT_FIELDS.get(step)
-    return step, (((field, workload[field]),) if field and field in workload else ())
