@@ -36,6 +36,7 @@ class Run:
     value: float | None  # the figure it scored (higher is better); None: the trial broke
     variant: tuple[tuple[str, Any], ...] = ()  # workload fields a study set: (("jobs", 4),)
     blamed: bool = False  # a host refused it or it broke a host: never run again
+    p99_ms: float | None = None  # its clients' merged p99, where measured (a p99 cap leaves configurations out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,12 @@ class Board:
     def usable(self, config: Config, runs: int = 2) -> bool:
         """Every workload has at least ``runs`` ok runs: it can be judged against another."""
         return all(len(self.values(config, w)) >= runs for w in self.workloads)
+
+    def p99(self, config: Config) -> float | None:
+        """The median p99 over the configuration's ok runs (every workload); None when none measured it."""
+        got = sorted(r.p99_ms for w in self.workloads for r in self._by.get((config, w), [])
+                     if r.value is not None and r.p99_ms is not None)  # fmt: skip
+        return got[len(got) // 2] if got else None
 
     def mean(self, config: Config, workload: str) -> float | None:
         values = self.values(config, workload)

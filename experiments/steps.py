@@ -133,15 +133,21 @@ class RefineStep:
         return search.next(runs)
 
 
+def checking(policy: RepeatPolicy) -> RepeatPolicy:
+    """The put-back checks judge gains against the noise: every configuration they compare runs at least twice."""
+    low = max(policy.min_runs, GUIDED_MIN_RUNS)
+    return RepeatPolicy(policy.max_rel_stddev, low, max(low, policy.max_runs))
+
+
 def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy: RepeatPolicy, confidence: float,
-           knobs: Mapping[str, Sequence[Value]] | None = None) -> Outcome:  # fmt: skip
+           knobs: Mapping[str, Sequence[Value]] | None = None, p99_cap: float | None = None) -> Outcome:  # fmt: skip
     """Every verdict the runs allow: screening, the candidate, its put-back checks, its confirmation."""
     w = tuple(workloads)
     screened = {}
     if knobs and any(r.step == SCREEN for r in runs):
         screened = screen(Board([r for r in runs if r.step == SCREEN], w, policy), knobs, today, confidence)
-    cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence)
-    elim = eliminate(Board(runs, w, policy), cand, today, confidence) if cand is not None else None
+    cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence, p99_cap=p99_cap)
+    elim = eliminate(Board(runs, w, checking(policy)), cand, today, confidence) if cand is not None else None
     chosen = elim.final if elim is not None and elim.done else None
     conf = confirmation(runs, chosen, today, w, confidence) if chosen is not None and chosen != today else None
     return Outcome(today, screened, cand, elim, conf)
@@ -155,11 +161,12 @@ class AttributeStep:
     workloads: tuple[str, ...]
     policy: RepeatPolicy
     confidence: float
+    p99_cap: float | None = None
     name: str = ATTRIBUTE
     ordered: bool = False
 
     def next(self, runs: Sequence[Run]) -> list[Ask]:
-        outcome = decide(runs, self.today, self.workloads, self.policy, self.confidence)
+        outcome = decide(runs, self.today, self.workloads, self.policy, self.confidence, p99_cap=self.p99_cap)
         elim = outcome.elimination
         if elim is None or elim.done:
             return []
@@ -167,7 +174,7 @@ class AttributeStep:
         for c in elim.wanted:  # relative to the round's configuration (elim.final while it runs)
             back = [k for k in changed_knobs(elim.final, self.today) if str(c[k]) == str(self.today[k])]
             labels[c] = f"{', '.join(back)} put back" if back else "the configuration checked"
-        return _asks(self.name, Board(runs, self.workloads, self.policy), elim.wanted, labels)
+        return _asks(self.name, Board(runs, self.workloads, checking(self.policy)), elim.wanted, labels)
 
 
 @dataclass
@@ -178,11 +185,12 @@ class ConfirmStep:
     workloads: tuple[str, ...]
     policy: RepeatPolicy
     confidence: float
+    p99_cap: float | None = None
     name: str = CONFIRM
     ordered: bool = True
 
     def next(self, runs: Sequence[Run]) -> list[Ask]:
-        outcome = decide(runs, self.today, self.workloads, self.policy, self.confidence)
+        outcome = decide(runs, self.today, self.workloads, self.policy, self.confidence, p99_cap=self.p99_cap)
         chosen, conf = outcome.chosen, outcome.confirmation
         if chosen is None or conf is None or conf.decided:
             return []
@@ -238,7 +246,7 @@ def dirs_step(plan: Plan, layouts: Sequence[str], entries: int) -> VariantStep:
                        {v: f"{v} layout, {entries:,} entries" for v in layouts})  # fmt: skip
 
 
-def plan_steps(plan: Plan, workloads: Sequence[str], confidence: float = 0.95) -> list[Step]:
+def plan_steps(plan: Plan, workloads: Sequence[str], confidence: float = 0.95, p99_cap: float | None = None) -> list[Step]:
     """The steps of a sweep: guided, or a chosen strategy's search; then the put-back checks and the confirmation."""
     w = tuple(workloads)
     guided = plan.strategy == "guided"
@@ -246,7 +254,8 @@ def plan_steps(plan: Plan, workloads: Sequence[str], confidence: float = 0.95) -
     low = max(plan.min_runs, GUIDED_MIN_RUNS) if guided else plan.min_runs
     policy = RepeatPolicy(plan.max_rel_stddev, low, max(low, plan.max_runs))
     today = plan.start_config()
-    tail: list[Step] = [AttributeStep(today, w, policy, confidence), ConfirmStep(today, w, policy, confidence)]
+    tail: list[Step] = [AttributeStep(today, w, policy, confidence, p99_cap),
+                        ConfirmStep(today, w, policy, confidence, p99_cap)]  # fmt: skip
     if guided:
         knobs = dict(plan.knobs)
         return [ScreenStep(knobs, today, w, policy),

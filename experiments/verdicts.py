@@ -94,10 +94,16 @@ def screen(board: Board, knobs: Mapping[str, Sequence[Value]], today: Config, co
     return out
 
 
-def candidate(board: Board, today: Config, confidence: float, among: Sequence[Config] | None = None) -> Config | None:
-    """The best usable configuration on the joint figure that loses on no workload (None: nothing usable)."""
-    pool = [c for c in (among if among is not None else board.configs()) if board.usable(c, USABLE_RUNS)]
+def candidate(board: Board, today: Config, confidence: float, among: Sequence[Config] | None = None,
+              p99_cap: float | None = None) -> Config | None:  # fmt: skip
+    """The best usable configuration on the joint figure that loses on no workload (None: nothing usable);
+    under a p99 cap, only configurations whose median p99 stays within it (today's settings always stay a choice)."""
+    configs = among if among is not None else board.configs()
+    # measured twice on every workload; a sweep of single runs offers its best measured once (the checks repeat it)
+    pool = [c for c in configs if board.usable(c, USABLE_RUNS)] or [c for c in configs if board.usable(c, 1)]
     fit = [c for c in pool if c == today or not board.loses(c, today, confidence)]
+    if p99_cap is not None:
+        fit = [c for c in fit if c == today or (p := board.p99(c)) is None or p <= p99_cap]
     if not fit:
         return None
     return max(fit, key=lambda c: (board.score(c), c == today))

@@ -33,6 +33,7 @@ from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
 from app.vocabulary import (
     clients_note,
+    change_text,
     config_text,
     date_text,
     figure_text,
@@ -104,7 +105,10 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                              "state": s.state.value, "trials": len(store.trials(s.id)),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
                                                            "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
-                                                           "met_goal": v.met_goal}
+                                                           "met_goal": v.met_goal,
+                                                           "changes": {k: list(c) for k, c in v.plan.changes.items()}
+                                                           if v.plan is not None and v.plan.status != "not checked"
+                                                           else None}
                                              for v in views},
                              "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {}),
                              **({"dirs": {"summary": dirs.summary}} if dirs else {})})
@@ -119,9 +123,17 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 0
     for r in rows:
         recommended: dict[str, dict[str, Any]] = r["recommended"]
-        rec = ", ".join(f"{o} {config_text(v['config'])} {figure_text(v['figure_bps'], v['unit'])}"
-                        + (f" (p99 {latency_text(v['p99_ms'])})" if v["p99_ms"] is not None else "")
-                        for o, v in recommended.items() if v["figure_bps"] is not None) or "no results"
+        figures = [f"{o} {figure_text(v['figure_bps'], v['unit'])}"
+                   + (f" (p99 {latency_text(v['p99_ms'])})" if v["p99_ms"] is not None else "")
+                   for o, v in recommended.items() if v["figure_bps"] is not None]
+        changes = next((v["changes"] for v in recommended.values() if v.get("changes") is not None), None)
+        if changes is not None:  # the plan's one configuration: what changes, then each workload's figure
+            what = ", ".join(change_text(k, a, b) for k, (a, b) in changes.items()) or "keep today's settings"
+            rec = f"{what} ({', '.join(figures)})" if figures else what
+        else:
+            rec = ", ".join(f"{o} {config_text(v['config'])} {f.split(' ', 1)[1]}"
+                            for (o, v), f in zip(((o, v) for o, v in recommended.items() if v["figure_bps"] is not None),
+                                                 figures, strict=True)) or "no results"  # fmt: skip
         if "ladder" in r:
             rec = f"(load ladder) {knee_short_text(r['ladder'])}"
         if "dirs" in r:
@@ -197,10 +209,17 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out.write("\nRecommendation" + ("" if not views or views[0].stored else " (computed now, not stored)") + ":\n")
     if not views:
         out.write("  none: no ok trial informs an objective\n")
+    if (plan := data.plan) is not None:  # one configuration for every workload (its first line says which)
+        out.writelines(f"  {'' if i == 0 else '  - '}{line}\n" for i, line in enumerate(plan.evidence))
     for v in views:
         figure = f": {v.figures_text()}" if v.figure is not None else ""
-        out.write(f"  [{v.objective}] {config_text(v.config)}{figure}\n")
-        out.writelines(f"    - {line}\n" for line in v.evidence)
+        if plan is not None:
+            gain = v.plan_gain_text()
+            out.write(f"  [{v.objective}]{figure}{f', {gain} confirmed' if gain else ''}\n")
+            out.writelines(f"    - {line}\n" for line in v.own_evidence)
+        else:
+            out.write(f"  [{v.objective}] {config_text(v.config)}{figure}\n")
+            out.writelines(f"    - {line}\n" for line in v.evidence)
         out.writelines(f"    ! {w}\n" for w in v.warnings)
     if data.excluded:
         out.write(f"  excluded trials: {', '.join(f'#{e.get("trial_id")} ({e.get("reason")})' for e in data.excluded)}\n")

@@ -397,7 +397,7 @@ def recommend(
     ]
     plan = session_plan(store, session_id, goal, confidence, by_objective)
     if plan is not None and plan.status != NOT_CHECKED:
-        recs = [with_plan(r, plan) for r in recs]
+        recs = [with_plan(r, plan, by_objective[r.objective], ceilings) for r in recs]
     elif plan is not None:
         recs = [replace(r, plan=plan, warnings=(*r.warnings, plan.evidence[0])) for r in recs]
     notes = (f"{len(excluded)} trial(s) excluded: see 'excluded'.",) if excluded else ()
@@ -417,11 +417,12 @@ def session_plan(store: Store, session_id: int, goal: Goal, confidence: float,
         plan = Plan.from_json(stored)
     except (KeyError, TypeError, ValueError):
         return None
-    runs = runs_of(store.trials(session_id), goal)
+    trials = store.trials(session_id)
+    runs = runs_of(trials, goal)
     workloads = tuple(dict.fromkeys(r.workload for r in runs))
-    if not runs or not workloads:
-        return None
     today = plan.start_config()
+    if not runs or any(set(r.config) != set(today) for r in runs):
+        return None  # trials of knobs the plan does not name (a hand-made or damaged file): no plan to judge
     low = max(plan.min_runs, GUIDED_MIN_RUNS) if plan.strategy == "guided" else plan.min_runs
     policy = RepeatPolicy(plan.max_rel_stddev, low, max(low, plan.max_runs))
     digests: dict[str, TelemetryDigest] = {}
@@ -441,12 +442,15 @@ def session_plan(store: Store, session_id: int, goal: Goal, confidence: float,
 
     return plan_recommendation(runs, today, workloads, policy, confidence,
                                knobs=plan.knobs if plan.strategy == "guided" else None, digest=digest,
-                               per_mib=requests_per_mib)  # fmt: skip
+                               per_mib=requests_per_mib, p99_cap=goal.p99_max_ms,
+                               checked=any(t.step for t in trials))  # older sessions' trials name no step
 
 
-def with_plan(rec: ObjectiveRecommendation, plan: PlanRecommendation) -> ObjectiveRecommendation:
-    """One objective's record carrying the plan's configuration: its ranking stays this workload's own, its
-    configuration and evidence are the plan's, its gain this workload's share of the confirmed one."""
+def with_plan(rec: ObjectiveRecommendation, plan: PlanRecommendation, figures: Sequence[TrialFigures],
+              ceilings: Ceilings) -> ObjectiveRecommendation:  # fmt: skip
+    """One objective's record carrying the plan's configuration: its ranking stays this workload's own; its
+    configuration and shared evidence are the plan's; its gain is this workload's share of the confirmed one;
+    its own lines (stability, latency, fairness, the ceilings) describe the plan's configuration on it."""
     key = config_key(plan.config)
     row = next((r for r in rec.ranking if config_key(r.config) == key), None)
     conf = plan.confirmation
@@ -455,8 +459,19 @@ def with_plan(rec: ObjectiveRecommendation, plan: PlanRecommendation) -> Objecti
     if ratio is not None:
         diff = (row.throughput.mean - rec.baseline.throughput.mean) if row is not None and rec.baseline is not None else 0.0
         gain = Gain(diff, ratio.rel, ratio.low, ratio.high, ratio.beyond_noise and plan.changed)
-    own = [ev.stability_text(row, rec.unit), *([line] if (line := ev.latency_line(row)) else [])] if row else []
-    return replace(rec, config=dict(plan.config), changed=plan.changed, gain=gain, runner_up=None,
+    own = [line for line in rec.evidence if line.startswith(("Goal:", "Left out of the choice"))]
+    share = rec.ceiling
+    if row is not None:
+        figs = [f for f in figures if config_key(f.config) == key]
+        tel = combine([f.telemetry for f in figs])
+        own.append(ev.stability_text(row, rec.unit))
+        if (line := ev.latency_line(row)) is not None:
+            own.append(line)
+        own += ev.fairness_lines(config_fairness([f.fairness for f in figs]))
+        if rec.unit == BYTES:
+            share = ceiling_share(rec.objective, row.throughput.mean, ceilings, tel)
+            own.append(ev.ceiling_text(share, ceilings, tel))
+    return replace(rec, config=dict(plan.config), changed=plan.changed, gain=gain, runner_up=None, ceiling=share,
                    evidence=(*plan.evidence, *own), rule=plan.rule, plan=plan)  # fmt: skip
 
 

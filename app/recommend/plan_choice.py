@@ -215,12 +215,12 @@ def _status(outcome: Outcome, checked: bool) -> str:
 
 def plan_recommendation(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy: RepeatPolicy,
                         confidence: float = 0.95, *, knobs: Mapping[str, Sequence[Any]] | None = None,
-                        digest: Digests | None = None,
+                        digest: Digests | None = None, p99_cap: float | None = None, checked: bool = True,
                         per_mib: Callable[[TelemetryDigest], float | None] = lambda d: None) -> PlanRecommendation:  # fmt: skip
-    """The plan's one recommendation from its runs (see the module's docstring)."""
+    """The plan's one recommendation from its runs (see the module's docstring). ``checked``: the session's plan
+    had the put-back checks and the confirmation (False: recorded before nfs-tuner made them)."""
     w = tuple(workloads)
-    outcome = decide(runs, today, w, policy, confidence, knobs)
-    checked = any(r.step not in SEARCH_STEPS for r in runs)  # the put-back checks or the confirmation ran
+    outcome = decide(runs, today, w, policy, confidence, knobs, p99_cap)
     status = _status(outcome, checked)
     recommended = outcome.recommended
     changes = {k: (today[k], recommended[k]) for k in changed_knobs(recommended, today)}

@@ -29,18 +29,20 @@ VARIANT_FIELDS = {LADDER: "jobs", DIRS: "layout"}  # the workload field each stu
 def score_of(summary: Mapping[str, Any], goal: Goal) -> float | None:
     """What a trial's summary scores for the plan's steps, higher better: its mean figure, or for the
     lowest-p99 goal the inverse of its p99 (a trial with no p99 then scores nothing). Under a p99 cap a
-    trial over it scores a thousandth of its figure: measured, never chosen."""
+    trial over it is left out of the choice, not scored down (experiments.verdicts.candidate)."""
     mean = summary.get("mean")
     if not isinstance(mean, int | float) or isinstance(mean, bool) or not math.isfinite(mean):
         return None
-    latency = summary.get("latency")
-    p99 = latency.get("p99_ms") if isinstance(latency, Mapping) else None
-    p99 = float(p99) if isinstance(p99, int | float) and not isinstance(p99, bool) and math.isfinite(p99) else None
+    p99 = p99_of(summary)
     if goal.kind is GoalKind.LOWEST_P99:
         return 1.0 / p99 if p99 and p99 > 0 else None
-    if goal.kind is GoalKind.P99_CAP and goal.p99_max_ms is not None and p99 is not None and p99 > goal.p99_max_ms:
-        return float(mean) * 1e-3
-    return float(mean)
+    return float(mean)  # under a p99 cap too: the cap leaves configurations out of the choice (experiments.verdicts)
+
+
+def p99_of(summary: Mapping[str, Any]) -> float | None:
+    latency = summary.get("latency")
+    p99 = latency.get("p99_ms") if isinstance(latency, Mapping) else None
+    return float(p99) if isinstance(p99, int | float) and not isinstance(p99, bool) and math.isfinite(p99) else None
 
 
 def stored_step(step: str, workload: Mapping[str, Any], study: str = "") -> tuple[str, tuple[tuple[str, Any], ...]]:
@@ -58,13 +60,14 @@ def runs_of(trials: Sequence[TrialRecord], goal: Goal, study: str = "") -> list[
     for t in trials:
         if not isinstance(t.workload, dict) or not isinstance(t.workload.get("kind"), str):
             continue
+        p99 = None
         if t.state == TrialState.OK and isinstance(t.summary, dict) and "mean" in t.summary:
-            value = score_of(t.summary, goal)
+            value, p99 = score_of(t.summary, goal), p99_of(t.summary)
         elif t.state == TrialState.BROKEN and not t.reason.startswith(INTERRUPTED):
             value = None
         else:
             continue
         step, variant = stored_step(t.step, t.workload, study)
         blamed = BLAMED in t.reason or t.reason.startswith(REFUSED)
-        out.append(Run(step, Config(t.config), str(t.workload["kind"]), value, variant, blamed))
+        out.append(Run(step, Config(t.config), str(t.workload["kind"]), value, variant, blamed, p99))
     return out

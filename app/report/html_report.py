@@ -156,7 +156,7 @@ def _advice(advice: ConfigAdvice) -> str:
     """Which of several recommended configurations to apply: the rule, then one line per configuration."""
     if not advice.rule:
         return ""
-    items = "".join(f"<li><strong>{_e(', '.join(a.group.objectives))}</strong> ({_e(config_text(a.group.config))}): "
+    items = "".join(f"<li><strong>{_e(', '.join(a.group.objectives))}</strong> ({_e(config_text(a.group.shown))}): "
                     f"{_e(a.words)}</li>" for a in advice.groups)
     return f'<h3 id="which">Which configuration to apply</h3><p>{_e(advice.rule)}</p><ul class="advice">{items}</ul>'
 
@@ -168,7 +168,7 @@ def _snippets(data: SessionData) -> str:
     out = [_advice(advice)]
     for a in advice.groups:
         g, kind = a.group, "recommended" if a.recommended else "alternative"
-        out.append(f'<section class="group {kind}"><h3>For {_e(", ".join(g.objectives))}: {_e(config_text(g.config))} '
+        out.append(f'<section class="group {kind}"><h3>For {_e(", ".join(g.objectives))}: {_e(config_text(g.shown))} '
                    f'<span class="badge {kind}">{_e(a.badge)}</span></h3>')
         if not advice.rule:  # one configuration for every objective: say so beside it
             out.append(f'<p class="muted">{_e(a.words)}</p>')

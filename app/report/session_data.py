@@ -26,7 +26,7 @@ from app.vocabulary import BYTES, OPS, change_text, config_text, figure_text, ga
 from app.vocabulary.fairness import fairness_note
 from app.vocabulary.figures import MISSING
 from experiments.fairness import Fairness
-from experiments.goals import Goal
+from experiments.goals import Goal, GoalKind
 from experiments.latency import Latency
 
 
@@ -159,6 +159,11 @@ class RankedConfig:
     def config_cell(self) -> str:
         """The configuration, marked when the goal left it out of the choice."""
         return config_text(self.config) + ("" if self.meets_goal else " (left out by the goal)")
+
+
+def _p99_change(inverse_gain: float | None) -> float | None:
+    """A gain of 1/p99 as the change of p99 itself: +100 % of 1/p99 is p99 −50 %."""
+    return None if inverse_gain is None else 1.0 / (1.0 + inverse_gain) - 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,12 +309,23 @@ class ObjectiveView:
         what = "Change to" if self.changed else "Keep the current settings"
         return f"{what}: {config_text(self.config)}{figure}"
 
+    @property
+    def own_evidence(self) -> tuple[str, ...]:
+        """The lines of this objective's own (its stability, its latency), without the plan's shared ones."""
+        shared = set(self.plan.evidence) if self.plan is not None else set()
+        return tuple(line for line in self.evidence if line not in shared)
+
     def plan_gain_text(self) -> str:
         """This workload's confirmed gain: '+41 % (+35 % … +47 %)'; '' without a confirmation."""
         if self.gain_rel is None or self.plan is None or self.plan.confirmation is None:
             return ""
         per = _mapping(_mapping(self.plan.confirmation.get("per_workload")).get(self.objective))
-        return gain_text(_num(per.get("rel")), _num(per.get("low")), _num(per.get("high"))) if per else ""
+        if not per:
+            return ""
+        rel, low, high = _num(per.get("rel")), _num(per.get("low")), _num(per.get("high"))
+        if self.goal.kind is GoalKind.LOWEST_P99 and rel is not None:  # scored as 1/p99: say it as p99's change
+            return "p99 " + gain_text(_p99_change(rel), _p99_change(high), _p99_change(low))
+        return gain_text(rel, low, high)
 
     def figures_text(self) -> str:
         """The recommended figure, and under a latency goal its p99: '95.2 MB/s, p99 4.12 ms'."""
@@ -334,9 +350,15 @@ class SnippetGroup:
     """The snippets for one recommended configuration, and the objectives it serves."""
 
     objectives: tuple[str, ...]
-    config: dict[str, Any]
+    config: dict[str, Any]  # the whole configuration the objectives recommend
     snippets: tuple[Snippet, ...]
     error: str = ""  # why they could not be rendered (a stored value no config file takes)
+    sets: dict[str, Any] | None = None  # what the snippets set: the plan's changes only (None: the whole config)
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        """What a face names beside the snippets: the changes they make, or the whole configuration."""
+        return self.sets if self.sets is not None else self.config
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +375,11 @@ class SessionData:
 
     def objective(self, name: str) -> ObjectiveView | None:
         return next((o for o in self.objectives if o.objective == name), None)
+
+    @property
+    def plan(self) -> PlanView | None:
+        """The plan's one configuration (the same on every objective); None for older sessions and studies."""
+        return next((o.plan for o in self.objectives if o.plan is not None and o.plan.status != "not checked"), None)
 
     def snippet_group(self, objective: str) -> SnippetGroup | None:
         """The snippets of the configuration recommended for ``objective``."""
@@ -423,7 +450,8 @@ def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
             error = ""
         except ValueError as e:  # a stored value that cannot go into a config file
             snippets, error = (), f"cannot render snippets: {e}"
-        groups.append(SnippetGroup(tuple(v.objective for v in views), config, snippets, error))
+        sets = config if first.plan is not None and first.plan.status != "not checked" else None
+        groups.append(SnippetGroup(tuple(v.objective for v in views), dict(first.config), snippets, error, sets))
     return tuple(groups)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from app.recommend.objectives import objective_of
 from app.recommend.ranking import config_key
 from app.report import ObjectiveView, SessionData, write_report
+from app.report.session_data import snippet_config
 from app.snippets import Snippet, SnippetContext, context_for_session, context_from_facts, render_all
 from app.store import Store, StoreError
 from app.store.records import TrialRecord
@@ -159,8 +160,11 @@ def objective_snippets(store: Store, data: SessionData, view: ObjectiveView) -> 
     """The snippets of ``view``'s configuration, rendered for its own objective and key workload."""
     workload = _key_workload(data.trials, view.objective, view.config)
     ctx = context_for_session(store, data.session.id, view.objective, workload)
+    config = snippet_config(view)
+    if not config:
+        return (), ""  # today's settings stay: nothing to paste
     try:
-        snippets = render_all(view.config, ctx)
+        snippets = render_all(config, ctx)
     except ValueError as e:  # a stored value that cannot go into a config file
         return (), f"cannot render snippets: {e}"
     return tuple(place(s, ctx) for s in snippets), ""

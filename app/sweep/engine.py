@@ -62,7 +62,7 @@ from app.sweep.events import (
     TrialFinished,
     TrialStarted,
 )
-from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, runs_of, score_of
+from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, p99_of, runs_of, score_of
 from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.plan_steps import estimated_trials, spec_steps
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
@@ -390,14 +390,13 @@ class SweepEngine:
                     mine = [r for r in runs if r.config == ask.config and r.workload == ask.workload]
                     if any(r.value is None for r in mine):
                         self._topups += 1  # a run lost to a broken trial, given back
-                    value, blamed = await self._trial(ctx, ask, len(mine))
-                    runs.append(Run(ask.step, ask.config, ask.workload, value, ask.variant, blamed))
+                    runs.append(await self._trial(ctx, ask, len(mine)))
                     self._total = max(self._total, self._done + 1)
         await applier.release_clients()
 
-    async def _trial(self, ctx: RunContext, ask: Ask, rep: int) -> tuple[float | None, bool]:
-        """One trial of ``ask``: (its figure for the steps, or None when broken; whether it is held against its
-        configuration: refused by a host, or it broke one)."""
+    async def _trial(self, ctx: RunContext, ask: Ask, rep: int) -> Run:
+        """One trial of ``ask``, as the steps see it: its figure (None when broken), whether it is held against
+        its configuration (refused by a host, or it broke one), its p99."""
         spec, timing = self.spec, self.spec.plan.timing
         sid, config = ctx.sid, ask.config
         workload = spec.workload(ask.workload, dict(ask.variant))
@@ -472,7 +471,9 @@ class SweepEngine:
         if lost is not None:
             raise _HostGone(lost)
         blamed = BLAMED in reason or reason.startswith(REFUSED)
-        return (score_of(summary, spec.goal) if state == TrialState.OK else None), blamed
+        ok = state == TrialState.OK
+        return Run(ask.step, config, ask.workload, score_of(summary, spec.goal) if ok else None, ask.variant, blamed,
+                   p99_of(summary) if ok else None)  # fmt: skip
 
     async def _blame(self, sid: int, name: str, config: Config, reason: str) -> tuple[HostLost | None, str]:
         """After a broken trial: did a host go away (the trial runs again later), or did this

@@ -13,7 +13,7 @@ def spec_steps(spec: SweepSpec) -> list[Step]:
         return [ladder_step(plan, spec.ladder)]
     if spec.dirs:
         return [dirs_step(plan, spec.dirs, spec.entries or PHASED_SIZES["dir_scaling"]["count"])]
-    return plan_steps(plan, workloads(spec))
+    return plan_steps(plan, workloads(spec), p99_cap=spec.goal.p99_max_ms)
 
 
 def workloads(spec: SweepSpec) -> tuple[str, ...]:

@@ -92,7 +92,10 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
     small_plan(plan)
-    assert plan.estimate.text().startswith("6 trials")  # 2 configurations × 2 workloads, a third run for some
+    plan.checks["read_ahead_kb"].setChecked(True)  # the knob that does the work for reads in the demo's world
+    plan.edits["read_ahead_kb"].setText("128, 4096")
+    expected = session.estimate(plan.choices())
+    assert plan.estimate.text().startswith(f"{expected.trials} trials")  # the grid, a put-back check, confirmation pairs
     go_next(qtbot, wizard)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
@@ -100,8 +103,9 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     qtbot.waitUntil(run.isComplete, timeout=30_000)
     finished = window.wizard.state.finished
     assert finished is not None and finished.state == SessionState.COMPLETE.value
-    assert run.strip.count() == 4
-    assert run.progress.value() == run.progress.maximum() == run.strip.count() == 4
+    trials = session.store.trials(finished.session_id)
+    assert run.strip.count() == len(trials) > 8  # the 2 × 2 grid on both workloads, then the confirmation's pairs
+    assert run.progress.value() == run.progress.maximum() == run.strip.count()
     rows = [(run.journal.item(i, 1).text(), run.journal.item(i, 3).text()) for i in range(run.journal.rowCount())]
     assert ("nfsd_threads (nfsd threads)", "reverted") in rows  # the server knob, put back at the end
     assert {state for _, state in rows} == {"reverted"}  # the test mounts too
@@ -110,9 +114,11 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     go_next(qtbot, wizard)
     results = wizard.currentPage()
     assert isinstance(results, ResultsPage)
-    assert results.ranking.rowCount() == 2
+    assert results.ranking.rowCount() == 4
     assert [results.objective.itemText(i) for i in range(results.objective.count())] == ["seq_read", "seq_write"]
-    assert "nfsd_threads=64" in results.recommendation.text()
+    # one configuration for both workloads: only the change that earned it, confirmed (issue 29)
+    assert "Change read_ahead_kb 128 → 4096" in results.recommendation.text()
+    assert "nfsd_threads 8 → 64" not in results.recommendation.text().split("</b>")[0]
     assert results.snippets.count() >= 5
     fstab = next(v for v in results.snippet_views if v.snippet.key == "fstab")
     target = tmp_path / "fstab"

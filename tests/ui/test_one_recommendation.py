@@ -1,4 +1,4 @@
-"""One session, one recommendation: every face shows the same configuration and figure per objective.
+"""One session, one recommendation: every face shows the same configuration, and each objective's figure.
 
 Seen before: one session listed at 178.5 MB/s by `sessions list` and at 111.8 MB/s in the
 review window, because "the stored recommendation, else compute one" was written three
@@ -6,7 +6,8 @@ times with different arguments. Here two sessions made by the product's engine o
 simulated hosts — one complete (its recommendation stored), one cancelled (none stored:
 computed in the session's context, with its async opt-in and its ceilings) — are read
 through `sessions list`, `sessions show`, the HTML report, the review window and the
-wizard's Results page.
+wizard's Results page. A plan recommends one configuration for all its workloads (issue 29): only the
+changes that earned their place, confirmed; each workload's figure beside it.
 """
 
 from __future__ import annotations
@@ -79,18 +80,23 @@ def test_every_face_shows_the_same_configuration_and_figure(qtbot, tmp_path: Pat
     db = tmp_path / "s.db"
     ids = _sessions(db)
     store = Store(db)
-    expected = {sid: {v.objective: (config_text(v.config), figure_text(v.figure)) for v in objective_views(store, sid)[0]}
-                for sid in ids}  # fmt: skip
-    assert all(expected.values()) and expected[ids[0]].keys() == {"seq_read", "seq_write"}
-    assert objective_views(store, ids[0])[0][0].stored and not objective_views(store, ids[1])[0][0].stored
-    # the cancelled session's computed recommendation took the session's async opt-in, as a stored one would
+    views = {sid: objective_views(store, sid)[0] for sid in ids}
+    assert all(views.values()) and {v.objective for v in views[ids[0]]} == {"seq_read", "seq_write"}
+    assert views[ids[0]][0].stored and not views[ids[1]][0].stored
     assert store.get_session(ids[1]).state == SessionState.CANCELLED
+    for sid in ids:  # one configuration for the plan: the same on every objective
+        assert len({config_text(v.config) for v in views[sid]}) == 1 and all(v.plan is not None for v in views[sid])
+    # the complete session confirmed a change: readahead for reads and async for writes, combined
+    assert views[ids[0]][0].plan.status == "confirmed"  # type: ignore[union-attr]
+    assert views[ids[0]][0].config["read_ahead_kb"] == 4096 and views[ids[0]][0].config["export_sync"] == "async"
 
     listing = _run_cli(capsys, "--db", str(db), "sessions", "list").splitlines()
     review = open_review_window("", db, dialogs=ScriptedDialogs())  # type: ignore[arg-type]
     qtbot.addWidget(review)
     session, results, _wizard = _results_page(qtbot, store)
-    for sid, per_objective in expected.items():
+    for sid in ids:
+        plan = views[sid][0].plan
+        assert plan is not None
         line = next(x for x in listing if x.startswith(f"{sid:>4}  "))
         shown = _run_cli(capsys, "--db", str(db), "sessions", "show", str(sid), "--no-snippets")
         report = _run_cli(capsys, "--db", str(db), "report", str(sid), "--to", str(tmp_path / f"{sid}.html"))
@@ -101,17 +107,19 @@ def test_every_face_shows_the_same_configuration_and_figure(qtbot, tmp_path: Pat
         assert view is not None
         boxes = {b.view.objective: b.verdict.text() for b in view.results.boxes}
         results.show_results(session.results(sid))
-        for objective, (config, figure) in per_objective.items():
-            assert f"{objective} {config} {figure}" in line  # sessions list
-            assert f"[{objective}] {config}: {figure}" in shown  # sessions show
-            assert f"{config} — {figure}" in page  # the report
-            assert f"{objective} {figure}" in row.best and boxes[objective].endswith(f"{config} — {figure}")
-            results.objective.setCurrentText(objective)  # the wizard's Results
-            assert f"{config} — {figure}" in html.unescape(results.recommendation.text())
+        assert (plan.change_text() or "keep today's settings") in line  # sessions list: the change, once
+        assert plan.evidence[0] in shown  # sessions show: what to do, once
+        for v in views[sid]:
+            figure, verdict = figure_text(v.figure), v.verdict()
+            assert f"{v.objective} {figure}" in line and f"[{v.objective}]: {figure}" in shown
+            assert verdict in page  # the report
+            assert f"{v.objective} {figure}" in row.best and boxes[v.objective] == verdict  # the review window
+            results.objective.setCurrentText(v.objective)  # the wizard's Results
+            assert verdict in html.unescape(results.recommendation.text())
     store.close()
 
 
-def test_switching_the_objective_switches_recommendation_snippets_and_chart(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_switching_the_objective_switches_the_figures_and_chart_not_the_configuration(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "s.db"
     done, _ = _sessions(db)
     store = Store(db)
@@ -126,13 +134,16 @@ def test_switching_the_objective_switches_recommendation_snippets_and_chart(qtbo
         assert view is not None and group is not None
         fstab = next(p.snippet for p in results.snippet_views if p.snippet.key == "fstab")
         exports = next(p.snippet for p in results.snippet_views if p.snippet.key == "exports")
-        assert [p.snippet for p in results.snippet_views] == list(group.snippets)
+        # the same settings; the fio job and the playbook's title name the objective they were measured for
+        assert [p.snippet.key for p in results.snippet_views] == [sn.key for sn in group.snippets]
+        if objective == group.objectives[0]:
+            assert [p.snippet for p in results.snippet_views] == list(group.snippets)
         assert results.chart.bars == objective_results(store, data, objective).knobs  # type: ignore[union-attr]
         seen[objective] = (results.recommendation.text(), fstab.text, exports.text, results.chart.bars)
     read, write = seen["seq_read"], seen["seq_write"]
-    # ofat from today's values: reads gain from readahead, writes from async exports
-    assert data.objective("seq_read").config["read_ahead_kb"] == 4096  # type: ignore[union-attr]
-    assert data.objective("seq_write").config["export_sync"] == "async"  # type: ignore[union-attr]
-    assert read[0] != write[0] and read[3] != write[3]
-    assert "async" not in read[2] and "async" in write[2]  # the exports line follows the objective
+    # one configuration: readahead, which reads gain from, and async, which writes gain from, both in it
+    assert data.objective("seq_read").config == data.objective("seq_write").config  # type: ignore[union-attr]
+    assert read[1:3] == write[1:3] and "async" in read[2]  # one set of snippets, the exports line async
+    assert read[0] != write[0] and read[3] != write[3]  # each objective's figures and chart its own
+    assert data.snippet_group("seq_read") is data.snippet_group("seq_write")
     store.close()

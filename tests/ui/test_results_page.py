@@ -16,7 +16,6 @@ import pytest
 from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QWizard
 
-from app.vocabulary import config_text
 from app.session import TuningSession
 from app.session.results import saved_text
 from app.simulated import SimulatedHosts
@@ -145,7 +144,7 @@ def test_export_report_writes_the_sessions_recommendation(page: ResultsPage, tmp
     assert dest.is_file()
     text = html.unescape(dest.read_text(encoding="utf-8"))
     for view in page.data.objectives:  # type: ignore[union-attr]
-        assert f"{config_text(view.config)} — {view.figure_text()}" in text
+        assert view.verdict() in text
     assert f"Report written to {dest}" in page.saved.text()
 
 

@@ -44,7 +44,8 @@ from .test_review_window import ScriptedDialogs
 CHOICES = {"knobs": {"rsize": "32K, 1M", "nfsd_threads": "8, 64"}, "workloads": ("seq_read",),
            "strategy": "grid", "repetitions": 2}  # fmt: skip
 OBJECTIVE = "seq_read"
-VERDICT = re.compile(r"(?:Change to|Keep the current settings): (?P<config>.+) — (?P<figure>.+)")
+# The plan's one configuration (issue 29): its changes, or today's settings kept; the workload's figure after it.
+VERDICT = re.compile(r"(?:Change (?P<change>.+)|Keep today's settings) — (?P<figure>\S+ (?:MB/s|ops/s))(?P<rest>.*)")
 # Independent of the formatter: plain decimal values, a figure with one decimal and its unit.
 CONFIG_FORM = re.compile(r"nfsd_threads=\d+, rsize=\d+")
 FIGURE_FORM = re.compile(r"\d[\d,]*\.\d MB/s")
@@ -92,7 +93,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def _verdict(text: str) -> tuple[str, str]:
     m = VERDICT.fullmatch(text.strip())
     assert m is not None, text
-    return m["config"], m["figure"]
+    return text.strip(), m["figure"]
 
 
 def _qt_rows(table: QTableWidget) -> list[dict[str, str]]:
@@ -125,10 +126,10 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
 
     # --- the CLI: sessions list, sessions show, the report it writes, the sweep's progress lines ---
     listing = next(x for x in _cli(capsys, "--db", str(db), "sessions", "list").splitlines() if x.startswith(f"{sid:>4}  "))
-    listed = re.search(rf"recommended: {OBJECTIVE} (?P<config>.+) (?P<figure>\S+ (?:MB/s|ops/s))", listing)
+    listed = re.search(rf"recommended: (?P<change>.+) \({OBJECTIVE} (?P<figure>\S+ (?:MB/s|ops/s))", listing)
     assert listed is not None, listing
     shown = _cli(capsys, "--db", str(db), "sessions", "show", str(sid), "--no-snippets")
-    show_verdict = re.search(rf"^  \[{OBJECTIVE}\] (?P<config>.+): (?P<figure>.+)$", shown, re.M)
+    show_verdict = re.search(rf"^  \[{OBJECTIVE}\]: (?P<figure>\S+ (?:MB/s|ops/s))(?P<rest>.*)$", shown, re.M)
     assert show_verdict is not None, shown
     cli_trials = {int(m["id"]): m for m in re.finditer(
         r"^  #(?P<id>\d+)\s+ok\s+(?P<workload>\S+)\s+(?P<config>.+): (?P<figure>.+?) cv (?P<cv>.+?) dip "
@@ -172,16 +173,17 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
     review_rank = _qt_rows(box.ranking)[0]
     review_trials = {int(r["Trial"].lstrip("#")): r for r in _qt_rows(view.samples.table)}
 
-    # the best configuration and its figure: one string each, on every face
+    # the recommendation and its figure: one string each, on every face
     verdicts = {"results page": _verdict(html.unescape(bold[1])), "review": _verdict(box.verdict.text()),
-                "report": _verdict(html.unescape(chosen[1])), "sessions show": (show_verdict["config"], show_verdict["figure"]),
-                "sessions list": (listed["config"], listed["figure"])}  # fmt: skip
+                "report": _verdict(html.unescape(chosen[1]))}  # fmt: skip
     assert len(set(verdicts.values())) == 1, verdicts
-    config, figure = verdicts["report"]
-    assert CONFIG_FORM.fullmatch(config) and FIGURE_FORM.fullmatch(figure), (config, figure)
+    verdict, figure = verdicts["report"]
+    assert show_verdict["figure"] == listed["figure"] == figure and FIGURE_FORM.fullmatch(figure), (verdicts, listed)
     assert row.best == f"{OBJECTIVE} {figure}"
     # the ranking's first row: the same configuration, interval and spread on the three faces that rank
-    assert page_rank["Configuration"] == review_rank["Configuration"] == report_rank["Configuration"] == config
+    config = report_rank["Configuration"]
+    assert CONFIG_FORM.fullmatch(config), config
+    assert page_rank["Configuration"] == review_rank["Configuration"] == config
     assert page_rank["Mean (95 % CI)"] == review_rank["Mean (95 % CI)"] == report_rank["Mean"]
     assert " ± " in report_rank["Mean"] and report_rank["Mean"].endswith(" MB/s")
     assert page_rank["Median CV"] == review_rank["Median CV"] == report_rank["Median CV"]

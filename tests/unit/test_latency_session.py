@@ -100,7 +100,8 @@ def test_each_trial_keeps_its_clients_merged_latency_and_the_cli_json_shows_it(
     by_threads = {r["config"]["nfsd_threads"]: r for r in rec["ranking"]}
     assert by_threads[2]["p99_ms"] > 60.0 and by_threads[2]["meets_goal"] is False
     assert by_threads[64]["p99_ms"] <= 60.0 and by_threads[64]["meets_goal"] is True
-    assert rec["config"] == {"nfsd_threads": 64}
+    # 64 threads stay under the limit but gain nothing at this load over today's 8: today's settings stay (issue 29)
+    assert rec["config"] == {"nfsd_threads": 8} and rec["plan"]["changes"] == {}
     listed = _json(capsys, "--db", str(db), "sessions", "list", "--json")
     row = next(s for s in listed["sessions"] if s["id"] == sid)
     assert row["recommended"]["seq_read"]["p99_ms"] == rec["p99_ms"]
@@ -114,7 +115,8 @@ def test_the_cli_text_shows_latency_beside_throughput(capped_session: tuple[Path
     assert "goal: the most throughput with p99 ≤ 60.0 ms" in out.splitlines()[0]
     assert all(" p50 " in line and ", p99 " in line and ", p99.9 " in line
                for line in out.splitlines() if line.startswith("  #") and " ok " in line)  # fmt: skip
-    assert "[seq_read] nfsd_threads=64: " in out and ", p99 " in out.split("[seq_read]")[1].splitlines()[0]
+    assert "[seq_read]: " in out and ", p99 " in out.split("[seq_read]")[1].splitlines()[0]
+    assert "nfsd_threads 8 → 64: " in out and "within the noise: left at 8" in out
     assert "Left out of the choice by the goal" in out
 
 
@@ -125,8 +127,7 @@ def test_a_comparison_of_sessions_shows_each_sides_p99(capped_session: tuple[Pat
     rows = compare_sessions(trials, trials)
     assert rows and all(r.p99_a is not None and r.p99_a == r.p99_b for r in rows)
     best = rows[0]
-    assert best.label == "best" and best.config_a == {"nfsd_threads": 64}
-    assert best.p99_a is not None and best.p99_a <= 60.0  # the fastest is also the one within the limit here
+    assert best.label == "best" and best.config_a == best.config_b and best.p99_a is not None
     assert compare_sessions([], trials)[0].p99_a is None  # a side without the configuration: no p99
 
 

@@ -70,8 +70,8 @@ def test_a_new_run_opens_a_new_session_measures_once_and_reads_the_saved_recomme
         session.bus.subscribe(started.append, SweepStarted)
         baseline = await session.baseline(["seq_read"])
         assert len(baseline.ceilings) == 4 and set(baseline.today) == {"seq_read"}
-        spec = session.plan(session.choices(knobs={"nfsd_threads": "8, 64"}, workloads=("seq_read",)))
-        assert spec.plan.baseline == {"nfsd_threads": 8}  # today's value, from the facts
+        spec = session.plan(session.choices(knobs={"read_ahead_kb": "128, 4096"}, workloads=("seq_read",)))
+        assert spec.plan.baseline == {"read_ahead_kb": 128}  # today's value, from the facts
         finished = await session.run(spec)
         assert finished.state == "complete" and not finished.problems
         assert hosts.tcp_measures == 2  # the Baseline page's, once per client: not again in the run
@@ -89,7 +89,7 @@ def test_a_new_run_opens_a_new_session_measures_once_and_reads_the_saved_recomme
     stored = {r.objective: r.config for r in store.recommendations(sid)}
     data = session.results()
     assert {o.objective: o.config for o in data.objectives} == stored and all(o.stored for o in data.objectives)
-    assert stored["seq_read"] == {"nfsd_threads": 64}
+    assert stored["seq_read"] == {"read_ahead_kb": 4096}
     assert data.snippet_group("seq_read") is not None
 
 

@@ -61,7 +61,8 @@ def test_list_shows_date_hosts_state_and_the_recommendation_per_objective(tmp_pa
     assert data["sessions"][0]["recommended"] == {"seq_read": {
         "config": {"rsize": 1048576}, "figure_bps": pytest.approx(111e6), "unit": "B/s",
         "p99_ms": None, "met_goal": True,  # a session from before latency was kept: no p99, the throughput goal
-        "goal": {"kind": "throughput", "p99_max_ms": None, "load_iops": None}}}
+        "goal": {"kind": "throughput", "p99_max_ms": None, "load_iops": None},
+        "changes": None}}  # nor checked and confirmed: no plan-wide changes, its objectives' own configurations
 
 
 def test_list_without_a_database_says_so_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -189,7 +189,7 @@ class ResultsPage(Page):
         self.workload.setText(f"Workload: {shown.workload}")
         what = "p99 " if view.goal.kind is GoalKind.LOWEST_P99 else ""  # that goal's gain is a change of p99
         gain = f" ({what}{signed_percent_text(view.gain_rel)} against today's configuration)" \
-            if view.gain_rel is not None else ""
+            if view.gain_rel is not None and view.plan is None else ""  # a plan's verdict says its confirmed gain
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in (*view.evidence, *view.warnings))
         self.recommendation.setText(f"<p><b>{html.escape(view.verdict())}</b>{html.escape(gain)}</p><ul>{evidence}</ul>")
         fill_table(self.ranking, [(r.rank, r.config_cell(), interval_text(r.mean, r.half_width, view.unit),

@@ -140,7 +140,7 @@ class SnippetsView(QWidget):
             inner = QVBoxLayout(box)
             inner.setContentsMargins(0, 0, 0, 0)
             g = a.group
-            head = _field(f"For {', '.join(g.objectives)}: {config_text(g.config)}\n{a.words}"
+            head = _field(f"For {', '.join(g.objectives)}: {config_text(g.shown)}\n{a.words}"
                           + (f"\n⚠ {g.error}" if g.error else ""), box, "snippetGroup")
             self.heads.append(head)
             inner.addWidget(head)
