@@ -7,7 +7,7 @@ PROFILE   ?= gigabit
 RTT_MS    ?=
 MTU       ?= 9000
 
-.PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
+.PHONY: run test lint man system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -32,6 +32,11 @@ test: system-deps lint
 lint: $(STAMP)
 	$(PY) -m ruff check app ui experiments tests benchmarks
 	$(PY) -m mypy
+
+# nfs-tuner(1), made from the parser (never kept in git, so it cannot drift): man -l build/man/nfs-tuner.1
+man: $(STAMP)
+	@mkdir -p build/man
+	$(PY) -m app.shell.manpage > build/man/nfs-tuner.1
 
 # The local NFS lab: three User-Mode Linux hosts in a private network namespace.
 lab-up: $(STAMP)

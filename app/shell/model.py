@@ -133,7 +133,7 @@ def _option(action: argparse.Action, parser: argparse.ArgumentParser) -> Option:
         metavar=metavar,
         help=_help(action, parser),
         choices=tuple(str(c) for c in action.choices) if action.choices is not None else (),
-        required=bool(action.required),
+        required=bool(action.required) and action.nargs not in ("?", "*"),
         repeats=isinstance(action, argparse._AppendAction | argparse._CountAction) or action.nargs in ("*", "+"),
         optional_value=action.nargs == "?",
     )
