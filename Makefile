@@ -1,4 +1,4 @@
-# nfs-tuner: `make run` starts the app, `make test` runs every test.
+# nfs-tuner: `make run` starts the app, `make test` runs every test, `make check` the quick ones.
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
@@ -27,6 +27,11 @@ system-deps:
 
 test: system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# The everyday check, a few minutes on two cores: lint, then every test that needs no lab, no root
+# and no slow tool (those are marked `slow`: builds, installs, the agent under other Pythons, ansible).
+check: lint
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not lab and not slow" $(PYTEST_ARGS)
 
 # Type checking (strict; see [tool.mypy]) and linting, before the tests: well under a minute.
 lint: $(STAMP)
