@@ -1,4 +1,4 @@
-# nfs-tuner: `make run` starts the app, `make test` runs every test.
+# nfs-tuner: `make run` starts the app, `make test` runs every test, `make check` the quick ones.
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
@@ -7,7 +7,7 @@ PROFILE   ?= gigabit
 RTT_MS    ?=
 MTU       ?= 9000
 
-.PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
+.PHONY: run test check lint man dist deb system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
 
 $(STAMP): pyproject.toml
 	@py="$${PYTHON:-}"; [ -n "$$py" ] || py=$$(sh tests/find-python.sh) || exit 1; \
@@ -28,10 +28,32 @@ system-deps:
 test: system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
+# The everyday check, a few minutes on two cores: lint, then every test that needs no lab, no root
+# and no slow tool (those are marked `slow`: builds, installs, the agent under other Pythons, ansible).
+check: lint
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not lab and not slow" $(PYTEST_ARGS)
+
 # Type checking (strict; see [tool.mypy]) and linting, before the tests: well under a minute.
 lint: $(STAMP)
 	$(PY) -m ruff check app ui experiments tests benchmarks
 	$(PY) -m mypy
+
+# nfs-tuner(1), made from the parser (never kept in git, so it cannot drift): man -l build/man/nfs-tuner.1
+man: $(STAMP)
+	@mkdir -p build/man
+	$(PY) -m app.shell.manpage > build/man/nfs-tuner.1
+
+# The wheel and sdist (twine check passes on both), for PyPI or `pipx install dist/nfs_tuner-*.whl`.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
+# The Debian package: build/nfs-tuner_<version>-1_<arch>.deb with its own Python under /usr/lib/nfs-tuner
+# (packaging/deb/build-deb.sh says why); lintian passes with the overrides it ships, each explained.
+deb: dist
+	packaging/deb/build-deb.sh dist/nfs_tuner-*.whl build
+	lintian --fail-on error,warning build/nfs-tuner_*.deb
 
 # The local NFS lab: three User-Mode Linux hosts in a private network namespace.
 lab-up: $(STAMP)

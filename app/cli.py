@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.sessions",
     "app.commands.study",
     "app.commands.sweep",
+    "app.shell.completion",
 )
 
 

@@ -1,12 +1,14 @@
-"""The desktop data really ships: in the wheel, and in a `pipx install .` that works.
+"""What `make dist` makes: a wheel and sdist twine accepts, carrying the desktop data, and a wheel
+that `pipx install dist/nfs_tuner-*.whl` turns into a working nfs-tuner.
 
-Both build from a copy of the working tree, so nothing is written into the shared
-checkout (pip's in-tree build would leave build/ and egg-info behind).
+All build from a copy of the working tree, so nothing is written into the shared
+checkout (an in-tree build would leave build/ and egg-info behind).
 """
 
 from __future__ import annotations
 
 import shutil
+import tarfile
 import sys
 import time
 import zipfile
@@ -37,13 +39,31 @@ def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_checkout(tmp_path_factory.mktemp("src") / "nfs-tuner")
 
 
-def test_wheel_contains_the_desktop_data(source_copy: Path, tmp_path: Path) -> None:
-    out = run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source_copy)],
-        timeout=300, env=headless_env(),
-    )
+@pytest.fixture(scope="module")
+def dist(source_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` as `make dist` runs it: the sdist, then the wheel built from that sdist."""
+    out_dir = tmp_path_factory.mktemp("dist")
+    out = run([sys.executable, "-m", "build", "--outdir", str(out_dir), str(source_copy)], timeout=600, env=headless_env())
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out_dir
+
+
+def test_twine_accepts_the_wheel_and_the_sdist(dist: Path) -> None:
+    files = sorted(str(p) for p in dist.iterdir())
+    assert len(files) == 2, files
+    out = run([sys.executable, "-m", "twine", "check", "--strict", *files], timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    (wheel,) = tmp_path.glob("nfs_tuner-*.whl")
+
+
+def test_the_sdist_carries_the_sources_the_tests_and_tools_read(dist: Path) -> None:
+    (sdist,) = dist.glob("nfs_tuner-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"pyproject.toml", "README.md", "app/shell/manpage.py", "experiments/agent.py"} <= names
+
+
+def test_wheel_contains_the_desktop_data(dist: Path) -> None:
+    (wheel,) = dist.glob("nfs_tuner-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     wanted = {f"{PACKAGE_DIR}/{f.resource}" for f in data_files()} | {f"{PACKAGE_DIR}/__init__.py"}
     missing = sorted(wanted - names)
@@ -65,8 +85,8 @@ def _pipx(cache: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pipx_install(source_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`pipx install` of the checkout into a private PIPX_HOME; returns PIPX_BIN_DIR."""
+def pipx_install(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pipx install dist/nfs_tuner-*.whl` into a private PIPX_HOME; returns PIPX_BIN_DIR."""
     root = tmp_path_factory.mktemp("pipx")
     bin_dir = root / "bin"
     env = headless_env(
@@ -74,7 +94,8 @@ def pipx_install(source_copy: Path, tmp_path_factory: pytest.TempPathFactory) ->
         PIPX_DEFAULT_PYTHON=python_for_venvs(),
     )
     start = time.monotonic()
-    out = run([*_pipx(root), "install", "--python", python_for_venvs(), str(source_copy)], timeout=900, env=env)
+    (wheel,) = dist.glob("nfs_tuner-*.whl")
+    out = run([*_pipx(root), "install", "--python", python_for_venvs(), str(wheel)], timeout=900, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     print(f"pipx install took {time.monotonic() - start:.0f} s")
     return bin_dir
@@ -87,6 +108,13 @@ def test_pipx_install_gives_a_working_nfs_tuner(pipx_install: Path) -> None:
     out = run([str(exe), "--version"], env=headless_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"nfs-tuner {__version__}"
+
+
+@pytest.mark.slow
+def test_pipx_install_prints_its_completion_script(pipx_install: Path) -> None:
+    exe = pipx_install / "nfs-tuner"
+    out = run([str(exe), "completion", "bash"], env=headless_env())
+    assert out.returncode == 0 and "complete -F _nfs_tuner nfs-tuner" in out.stdout, out.stderr
 
 
 @pytest.mark.slow

@@ -94,6 +94,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.session",),  # the application layer both faces call
     ("app.commands", "app.desktop_entry"),  # the CLI's subcommands | the desktop entry installer
     ("app.cli",),  # the CLI's parser
+    ("app.shell",),  # completion scripts and the man page, read from the parser
     ("app.__main__",),
 )
 
