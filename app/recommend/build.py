@@ -30,7 +30,7 @@ from app.recommend.plan_choice import NOT_CHECKED, PlanRecommendation, plan_reco
 from app.recommend.runs import runs_of
 from app.recommend.ranking import config_key, numbered, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
-from app.vocabulary import BYTES, coherence_text, config_text, figure_text, goal_text, latency_text, unit_of
+from app.vocabulary import BYTES, OPS, coherence_text, config_text, figure_text, goal_text, latency_text, unit_of
 from app.store.records import TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
@@ -163,10 +163,11 @@ def recommend_objective(
     baseline: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
     goal: Goal = Goal(),
+    unit: str | None = None,
 ) -> ObjectiveRecommendation | None:
     """The recommendation for one objective from its ok trials' figures (the rule: app.recommend.choice;
-    the goal's part: app.recommend.goal_rule)."""
-    unit = unit_of(objective)
+    the goal's part: app.recommend.goal_rule). ``unit``: the one its trials recorded (default: the objective's)."""
+    unit = unit or unit_of(objective)
     groups: dict[str, list[TrialFigures]] = {}
     for f in figures:
         groups.setdefault(config_key(f.config), []).append(f)
@@ -284,6 +285,18 @@ def recommend_objective(
     )
 
 
+def recorded_unit(trial: TrialRecord) -> str:
+    """The unit a trial's figure was recorded in: its summary says (bytes/s before phase figures were kept)."""
+    summary = trial.summary if isinstance(trial.summary, Mapping) else {}
+    return OPS if summary.get("unit") == OPS else BYTES
+
+
+def _one_unit(recorded: Sequence[str], objective: str) -> str:
+    """An objective's figures are shown in the unit they were recorded in: an older session's small-file trials
+    measured bytes/s, and 1.5 MB/s must never read as 1,548,873 ops/s. Mixed units: the objective's own."""
+    return recorded[0] if len(set(recorded)) == 1 else unit_of(objective)
+
+
 def _mean_or_none(values: Sequence[float | None]) -> float | None:
     got = [v for v in values if v is not None]
     return sum(got) / len(got) if got else None
@@ -367,6 +380,7 @@ def recommend(
     """
     excluded: list[ExcludedTrial] = []
     by_objective: dict[str, list[TrialFigures]] = {}
+    units: dict[str, list[str]] = {}  # the unit each ok trial recorded its figure in
     link = ceilings.network_bps
     for trial in store.trials(session_id):
         objective = objective_of(trial.workload)
@@ -387,12 +401,13 @@ def recommend(
             ))
             continue
         by_objective.setdefault(objective, []).append(figs)
+        units.setdefault(objective, []).append(recorded_unit(trial))
     base = dict(baseline) if baseline else _plan_baseline(store, session_id)
     recs = [
         r for objective in OBJECTIVES if objective in by_objective
         for r in [recommend_objective(objective, by_objective[objective], ceilings=ceilings,
                                       allow_async=allow_async, baseline=base, confidence=confidence,
-                                      goal=goal)]
+                                      goal=goal, unit=_one_unit(units[objective], objective))]
         if r is not None
     ]
     plan = session_plan(store, session_id, goal, confidence, by_objective)

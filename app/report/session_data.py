@@ -232,6 +232,7 @@ class ObjectiveView:
     goal: Goal = field(default_factory=Goal)  # what the choice optimised (older recommendations: throughput)
     met_goal: bool = True  # False: no configuration met the goal; nothing is recommended
     plan: PlanView | None = None  # the plan's one configuration; None in sessions recorded before plans chose one
+    recorded_unit: str | None = None  # the unit the recommendation states (None: older records: the objective's)
 
     @classmethod
     def from_json(cls, objective: str, data: Mapping[str, Any], *, stored: bool) -> ObjectiveView:
@@ -262,6 +263,7 @@ class ObjectiveView:
             gain_beyond_noise=bool(gain.get("beyond_noise")) if gain else None,
             stored=stored, goal=Goal.stored(data.get("goal")), met_goal=data.get("met_goal") is not False,
             plan=PlanView.from_json(data.get("plan")),
+            recorded_unit=data["unit"] if data.get("unit") in (BYTES, OPS) else None,
         )
 
     @property
@@ -283,8 +285,9 @@ class ObjectiveView:
 
     @property
     def unit(self) -> str:
-        """The objective's unit: B/s, or ops/s for small files, tree and directory scaling."""
-        return unit_of(self.objective)
+        """The unit its figures were recorded in: B/s, or ops/s for small files, tree and directory scaling
+        (an older session's small-file trials recorded bytes/s: their figures stay in it)."""
+        return self.recorded_unit or unit_of(self.objective)
 
     def figure_text(self, value: float | None = None) -> str:
         """A figure of this objective in its unit; the recommended one when none is given."""

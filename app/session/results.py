@@ -3,9 +3,8 @@
 ``objective_results`` gathers, for the objective the admin selected, everything that
 must follow it: the recommendation, its snippets (rendered for that objective's own
 configuration and key workload, each placed on the session's hosts) and one chart per
-knob. A chart's bar for a value is the best-ranked configuration with that value, so
-the highlighted bar is always the ranking's first, and its interval is that
-configuration's 95 % CI over its repeated runs. ``export_report`` writes the HTML
+knob. A chart compares a knob's values with the other knobs held alike (KnobBars), and
+marks a bar that could not be; its interval is that configuration's 95 % CI over its runs. ``export_report`` writes the HTML
 report; ``saved_text`` says truthfully where the session is kept.
 """
 
@@ -40,7 +39,12 @@ class PlacedSnippet:
 
 @dataclass(frozen=True, slots=True)
 class KnobBars:
-    """One knob's values for one objective: at each value the best-ranked configuration with it."""
+    """One knob's values for one objective, each bar compared with the others held alike where it can be.
+
+    The reference is the recommended configuration (else the ranking's first). At each value the bar is
+    the reference with only this knob at that value, when it was measured: those bars differ in this knob
+    alone. Where it was not, the bar is the best-ranked configuration with that value, marked not
+    comparable: other knobs differ too (a value tried before the others were tuned reads worse than it is)."""
 
     knob: str
     objective: str
@@ -52,15 +56,20 @@ class KnobBars:
     ranks: tuple[int, ...]
     runs: tuple[int, ...]
     median_cv: tuple[float | None, ...]
+    comparable: tuple[bool, ...] = ()  # the bar differs from the reference in this knob alone (empty: all)
+    reference: Any = None  # this knob's value in the reference (the recommended configuration)
 
     @property
     def best(self) -> int:
-        """The index of the bar of the ranking's best configuration."""
+        """The index of the highlighted bar: the recommended configuration's, else the ranking's best."""
+        texts = [str(v) for v in self.values]
+        if self.reference is not None and str(self.reference) in texts:
+            return texts.index(str(self.reference))
         return min(range(len(self.ranks)), key=self.ranks.__getitem__)
 
     @property
     def title(self) -> str:
-        return f"{self.workload}: the best at each {self.knob} value"
+        return f"{self.workload}: each {self.knob} value, the other knobs as recommended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +98,8 @@ def _kind(workload: Any) -> str:
 def knob_bars(view: ObjectiveView, workload: str) -> tuple[KnobBars, ...]:
     """One chart per knob that took two values or more in the ranking (in first-seen order)."""
     out = []
+    reference = dict(view.config) if view.recommended is not None else (dict(view.best.config) if view.best else {})
+    by_key = {config_key(r.config): r for r in view.ranking}
     for knob in dict.fromkeys(k for r in view.ranking for k in r.config):
         best: dict[str, Any] = {}  # value as text -> its best-ranked row (the ranking is best first)
         for r in view.ranking:
@@ -96,11 +107,16 @@ def knob_bars(view: ObjectiveView, workload: str) -> tuple[KnobBars, ...]:
                 best.setdefault(str(r.config[knob]), r)
         if len(best) < 2:
             continue
-        rows = sorted(best.values(), key=lambda r: _order(r.config[knob]))
-        out.append(KnobBars(knob, view.objective, workload, view.unit, tuple(r.config[knob] for r in rows),
-                            tuple(r.mean for r in rows), tuple(r.half_width for r in rows),
-                            tuple(r.rank for r in rows), tuple(r.n for r in rows),
-                            tuple(r.median_cv for r in rows)))  # fmt: skip
+        chosen: dict[str, tuple[Any, bool]] = {}
+        for text, fallback in best.items():
+            alike = by_key.get(config_key({**reference, knob: fallback.config[knob]})) if knob in reference else None
+            chosen[text] = (alike, True) if alike is not None else (fallback, False)
+        rows = sorted(chosen.values(), key=lambda rc: _order(rc[0].config[knob]))
+        out.append(KnobBars(knob, view.objective, workload, view.unit, tuple(r.config[knob] for r, _ in rows),
+                            tuple(r.mean for r, _ in rows), tuple(r.half_width for r, _ in rows),
+                            tuple(r.rank for r, _ in rows), tuple(r.n for r, _ in rows),
+                            tuple(r.median_cv for r, _ in rows), tuple(c for _, c in rows),
+                            reference.get(knob)))  # fmt: skip
     return tuple(out)
 
 

@@ -1,8 +1,10 @@
 """The Results page's chart per knob: the selected objective's figure at each value of one knob.
 
-Each bar is the best-ranked configuration with that value (``app.session.results.knob_bars``),
-so the highlighted bar is the ranking's first; its whisker is that configuration's 95 % CI
-over its repeated runs, and the bar is labelled with its rank, its runs and its CV.
+Each bar is the recommended configuration with only this knob at that value where it was
+measured (``app.session.results.knob_bars``): such bars differ in this knob alone. A bar
+where that was not measured is the best-ranked configuration with the value, drawn hollow
+and labelled "not comparable": other knobs differ too. Its whisker is the configuration's
+95 % CI over its repeated runs, and the bar is labelled with its rank, its runs and its CV.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from ui import theme
 from ui.plot_clear import clear_plot
 from ui.theme import buddy_label
 
-CAPTION = ("Bar: the best-ranked configuration with that value (#rank); whisker: its 95 % CI over the "
-           "repeated runs; highlighted: the ranking's first.")  # fmt: skip
+CAPTION = ("Bar: the recommended configuration with only this knob changed (#rank in the ranking); hollow, "
+           "\"not comparable\": not measured so, the best-ranked configuration with that value instead, other knobs "
+           "differ too; whisker: the 95 % CI over the repeated runs; highlighted: the recommended value.")  # fmt: skip
 
 
 class KnobChart(QWidget):
@@ -99,13 +102,15 @@ class KnobChart(QWidget):
         whiskers = np.array([hw or 0.0 for hw in b.half_widths]) * scale
         highlight = pal.color(QPalette.ColorRole.Highlight)
         others = theme.mix(highlight, pal.color(QPalette.ColorRole.Base), 0.55)
-        brushes = [highlight if i == b.best else others for i in range(len(xs))]
+        alike = b.comparable or (True,) * len(xs)
+        brushes = [(highlight if i == b.best else others) if alike[i] else pg.mkBrush(None) for i in range(len(xs))]
         item.addItem(pg.BarGraphItem(x=xs, height=heights, width=0.6, brushes=brushes,
                                      pen=pg.mkPen(theme.mix(highlight, text, 0.4))))  # fmt: skip
         item.addItem(pg.ErrorBarItem(x=xs, y=heights, top=whiskers, bottom=whiskers, beam=0.2,
                                      pen=pg.mkPen(text, width=1.5)))  # fmt: skip
-        for x, h, w, rank, n, cv in zip(xs, heights, whiskers, b.ranks, b.runs, b.median_cv, strict=True):
+        for x, h, w, rank, n, cv, same in zip(xs, heights, whiskers, b.ranks, b.runs, b.median_cv, alike, strict=True):
             words = f"#{rank}<br>{n} run{'s' * (n != 1)}" + (f"<br>CV {percent_text(cv)}" if cv is not None else "")
+            words += "" if same else "<br>not comparable"
             label = pg.TextItem(html=f'<span style="color:{text.name()}">{words}</span>', anchor=(0.5, 1.0))
             label.textItem.setTextWidth(label.textItem.boundingRect().width())  # lines centred under each other
             label.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
