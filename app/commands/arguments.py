@@ -192,6 +192,13 @@ def deadman_argument(p: argparse.ArgumentParser) -> None:
                         f"cut off ({MIN_TIMEOUT}–{MAX_TIMEOUT}, default {DEFAULT_TIMEOUT:g})")
 
 
+def host_wait_argument(p: argparse.ArgumentParser) -> None:
+    """How long a run waits for a host that stopped answering before it stops (resumable)."""
+    p.add_argument("--host-wait", type=whole_number("a whole number of seconds", 0, 3600), default=120, metavar="S",
+                   help="a host that stops answering mid-run (a cable pulled, a reboot) is waited for this long, and "
+                        "its trial run again when it answers; past it the run stops, resumable (0–3600, default 120)")
+
+
 def opt_in_arguments(p: argparse.ArgumentParser) -> None:
     """The two opt-ins a run's riskier knobs need, the same on every command that changes hosts."""
     p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")

@@ -78,6 +78,7 @@ def register(subparsers: Any) -> None:
                    help="skip measuring TCP and server-disk ceilings (results are then not shown as a share of them)")
     arguments.opt_in_arguments(p)
     arguments.deadman_argument(p)
+    arguments.host_wait_argument(p)
     p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
     p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
@@ -108,6 +109,7 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
         allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
         goal=_goal_name(args), p99_max_ms=args.p99_max_ms, load_iops=args.load_iops,
+        host_wait_s=float(getattr(args, "host_wait", 120)),
     )  # fmt: skip
 
 

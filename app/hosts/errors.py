@@ -219,6 +219,9 @@ class UnreadableReply(HostError):
         )
 
 
+# What a host that went away (or froze) looks like to a command: not an answer about what was asked.
+HOST_GONE = (ConnectionLost, CommandTimeout, ConnectionRefused, ConnectTimeout)
+
 LONG_ARG = 80  # characters of one argument an error shows; a script sent with -c is thousands
 
 

@@ -16,13 +16,15 @@ import secrets
 from dataclasses import dataclass, field
 
 from app.hosts import HostConnection, HostError, HostPool
-from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan
+from app.hosts.errors import HOST_GONE
+from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan, fired_report, forget, restored_ids
 from app.knobs.model import Applied, InvalidValue, KnobError, ReadOnlyHost, Step, Value
 from app.knobs.targets import Target, describe_step
 from app.store import Store
 from app.store.states import JournalState
 
 log = logging.getLogger(__name__)
+REVERT_BOUND = 45.0  # seconds one change's putting back may take before its host counts as not answering
 
 
 @dataclass
@@ -166,21 +168,72 @@ class ChangeJournal:
             await self._revert_one(state, held)
 
     async def revert_all(self) -> list[str]:
-        """Undo every held change, newest first; returns the problems (empty when all is back)."""
+        """Undo every held change, newest first; returns the problems (empty when all is back).
+
+        Each change gets REVERT_BOUND seconds: a host that does not answer within it (gone, or frozen with its
+        connection up) is named and left to its dead-man switch, and its other changes are not tried."""
         problems: list[str] = []
         async with self._lock:
-            for state in self._hosts.values():
+            left: list[str] = []  # hosts whose switch puts their changes back: never disarmed, no more heartbeats
+            for name, state in self._hosts.items():
                 for held in reversed(list(state.held)):
                     try:
-                        await self._revert_one(state, held)
-                    except (KnobError, HostError) as exc:
+                        await asyncio.wait_for(self._revert_one(state, held), REVERT_BOUND)
+                    except (KnobError, HostError, TimeoutError) as exc:
+                        if isinstance(exc, (TimeoutError, *HOST_GONE)):
+                            problems.append(self._left_to_switch(state, exc))
+                            left.append(name)
+                            break
                         problems.append(str(exc))
+            for name in left:
+                del self._hosts[name]
             for name, state in list(self._hosts.items()):
                 if not state.held:
                     with contextlib.suppress(KnobError, HostError):
                         await state.deadman.disarm()
                     del self._hosts[name]
         return problems
+
+    def _left_to_switch(self, state: _HostState, exc: BaseException) -> str:
+        """A host that stopped answering while its changes were put back: what is left, and who puts it back."""
+        host = state.deadman.conn.name
+        seen = "did not answer within %.0f s" % REVERT_BOUND if isinstance(exc, TimeoutError) else f"was lost ({exc})"
+        why = (f"{host} {seen} while its changes were put back; its dead-man switch puts them back within "
+               f"{self.deadman_timeout:.0f} s of the last heartbeat (`nfs-tuner journal` checks)")
+        for held in state.held:
+            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, why)
+        state.held.clear()
+        return why
+
+    async def rejoin(self, host: str) -> str:
+        """A host that stopped answering answers again: if its switch fired while it was away, the journal takes
+        note of what it put back (read back first), its held changes are dropped, and it is armed again."""
+        state = self._hosts.get(host)
+        if state is None:
+            return ""
+        async with self._lock:
+            if await state.deadman.alive():
+                return ""
+            conn = self.pool[host]
+            done, _problem = restored_ids(await fired_report(conn, self.token))
+            back = 0
+            for held in list(state.held):
+                if held.applied.journal_id in done:
+                    now = None
+                    with contextlib.suppress(KnobError, HostError):
+                        now = await held.target.read(conn)
+                    if now is not None and str(now) == str(held.applied.old):
+                        self.store.journal_update(held.applied.journal_id, JournalState.REVERTED_BY_HOST,
+                                                  "its dead-man switch put it back while the host was away")  # fmt: skip
+                        state.held.remove(held)
+                        back += 1
+            with contextlib.suppress(KnobError, HostError):
+                await forget(conn, self.token)
+            state.deadman = DeadMan(conn, self.token, self.deadman_timeout)
+            await state.deadman.arm()
+            await self._sync_restore(state, [])
+            return (f"its dead-man switch had put back {back} change(s) while it was away; armed again" if back
+                    else "its dead-man switch was armed again")
 
     async def _beat_forever(self) -> None:
         interval = max(1.0, self.deadman_timeout / 6)

@@ -132,7 +132,7 @@ class AgentHandle:
             self.exit_status = result.exit_status
             self.stderr = result.stderr
         except HostError as exc:
-            self._fail(RunError(self.host, f"lost the SSH connection during the run: {exc}"))
+            self._fail(RunError(self.host, f"lost the SSH connection during the run: {exc}", lost=True))
         finally:
             # Files it could not remove after a full summary do not undo the figures: the run's
             # warnings name them (cleanup problems), the trial stands.

@@ -177,7 +177,7 @@ class FioHandle:
             result = await self.proc.wait(timeout=EXIT_WAIT_S)
             self.exit_status, self.stderr = result.exit_status, result.stderr
         except HostError as exc:
-            self._fail(RunError(self.host, f"lost the SSH connection during the fio run: {exc}"))
+            self._fail(RunError(self.host, f"lost the SSH connection during the fio run: {exc}", lost=True))
         finally:
             self._conclude()
             self.ended.set()

@@ -266,7 +266,7 @@ class _Run:
             # a preparing agent sends progress every interval (fio's layout is silent): silence means the host is gone
             if silent := [a.host for a in self.agents if isinstance(a, AgentHandle) and not a.ready.is_set()
                           and now - a.last_line > self.runner.silence_timeout]:  # fmt: skip
-                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words()))
+                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words(), lost=True))
                 return False
             if now > deadline:
                 slow = [a.host for a in self.agents if not a.ready.is_set()]
@@ -317,7 +317,7 @@ class _Run:
                 return
             silent = [a.host for a in self.agents if now - a.last_line > self.runner.silence_timeout]
             if silent:
-                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words()))
+                self.workers[0]._fail(RunError(", ".join(dict.fromkeys(silent)), self._silence_words(), lost=True))
                 self.result.ended = "error"
                 return
 

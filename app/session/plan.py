@@ -31,6 +31,7 @@ STRATEGY_TEXT: dict[str, str] = {
 assert set(STRATEGY_TEXT) == set(STRATEGIES)
 
 NO_KNOB = "choose at least one knob to sweep"
+MAX_HOST_WAIT_S = 3600.0
 NO_WORKLOAD = "choose at least one workload"
 ASYNC_RISK = ("export_sync=async may lose acknowledged writes on a server crash: "
               "sweep it only with the async opt-in")  # fmt: skip
@@ -58,6 +59,7 @@ class PlanChoices:
     goal: str = GoalKind.THROUGHPUT.value  # what the recommendation optimises (experiments.goals)
     p99_max_ms: float | None = None  # goal p99_cap: the limit
     load_iops: float | None = None  # goal lowest_p99: operations per second per client; None: the plan's own load
+    host_wait_s: float = 120.0  # a host that stops answering mid-run is waited for this long before the admin is asked
 
     def goal_of(self) -> Goal:
         """The goal these choices name; ValueError (in the faces' words) when they name none."""
@@ -134,6 +136,8 @@ def plan_problems(choices: PlanChoices) -> dict[str, str]:
         problems["duration"] = f"the measuring cap must be a finite number of seconds above 0, got {choices.duration_s}"
     if not choices.file_size > 0:
         problems["file_size"] = f"the data set per client must be more than 0 bytes, got {choices.file_size}"
+    if not (math.isfinite(choices.host_wait_s) and 0 <= choices.host_wait_s <= MAX_HOST_WAIT_S):
+        problems["host_wait"] = f"the wait for a host that stops answering must be 0 to {MAX_HOST_WAIT_S:.0f} s, got {choices.host_wait_s}"
     if choices.link_bps is not None and not (math.isfinite(choices.link_bps) and choices.link_bps > 0):
         problems["link"] = f"the link ceiling must be a finite rate above 0, got {choices.link_bps}"
     try:
@@ -178,5 +182,5 @@ def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value]
         where.server, where.clients, where.export, plan, server_address=where.server_address,
         async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart, file_size=choices.file_size,
         link_bps=choices.link_bps, measure_ceilings=choices.measure_ceilings, engine=choices.engine,
-        goal=choices.goal_of(),
+        goal=choices.goal_of(), host_wait_s=choices.host_wait_s,
     )  # fmt: skip

@@ -83,6 +83,10 @@ class SimulatedJournal:
             self.revert(jid)
         return []
 
+    async def rejoin(self, host: str) -> str:
+        """A simulated host's switch never fires: its changes held while it was away."""
+        return ""
+
 
 class SimulatedApplier:
     def __init__(self, journal: SimulatedJournal, spec: SweepSpec, state: _State, mount_point: str,

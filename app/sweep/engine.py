@@ -64,6 +64,7 @@ from app.sweep.events import (
 )
 from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, p99_of, runs_of, score_of
 from app.sweep.figures import phase_figures, phased_problem
+from app.sweep.lost import lost_host
 from app.sweep.plan_steps import estimated_trials, spec_steps
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
@@ -236,6 +237,10 @@ class SweepEngine:
                 return ""
             except _HostGone as gone:
                 lost = gone.lost
+                if (back := await self._back_within(lost.host, self.spec.host_wait_s)) is not None:
+                    note = await journal.rejoin(lost.host)
+                    self._said_back(lost, back, note)
+                    continue
                 decision: Decision = "stop"
                 if self.decide_host_lost is not None:
                     decision = await self.decide_host_lost(lost)
@@ -257,6 +262,29 @@ class SweepEngine:
                     "the interrupted trial runs again.",
                 ))  # fmt: skip
                 return lost.host
+
+    async def _back_within(self, host: str, seconds: float) -> float | None:
+        """Seconds until the host answers again, waited for up to ``seconds`` (None: not back; or cancelled)."""
+        start = time.monotonic()
+        if seconds > 0:
+            self.bus.publish(Message(Level.INFO, f"Waiting up to {seconds:.0f} s for {host} to answer again"))
+        while not self.cancel.is_set():
+            if await self.hosts.answering(host):
+                return time.monotonic() - start
+            if time.monotonic() - start >= seconds:
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.cancel.wait(), min(WAIT_POLL_S, max(seconds - (time.monotonic() - start), 0.1)))
+        return None
+
+    def _said_back(self, lost: HostLost, back_s: float, note: str) -> None:
+        """A host came back within the wait: the words, on the bus and in its interrupted trial's record."""
+        words = (f"{lost.host} stopped answering during trial {lost.trial_id} ({lost.cause}); back after {back_s:.0f} s; "
+                 f"trial {lost.trial_id} runs again")  # fmt: skip
+        self.bus.publish(Message(Level.WARNING, words, f"{lost.host}: {note}." if note else ""))
+        trial = next((t for t in self.store.trials(lost.session_id) if t.id == lost.trial_id), None)
+        if trial is not None and trial.reason.startswith(INTERRUPTED):
+            self.store.finish_trial(trial.id, trial.state, summary=trial.summary, reason=f"{trial.reason}; back after {back_s:.0f} s")
 
     async def _wait_for(self, host: str) -> bool:
         """Wait until the host answers again (True), or the admin cancels (False)."""
@@ -388,8 +416,8 @@ class SweepEngine:
                     if self.cancel.is_set():
                         break
                     mine = [r for r in runs if r.config == ask.config and r.workload == ask.workload]
-                    if any(r.value is None for r in mine):
-                        self._topups += 1  # a run lost to a broken trial, given back
+                    if mine and mine[-1].value is None:
+                        self._topups += 1  # the run its last trial lost, given back
                     runs.append(await self._trial(ctx, ask, len(mine)))
                     self._total = max(self._total, self._done + 1)
         await applier.release_clients()
@@ -411,12 +439,16 @@ class SweepEngine:
         latency: Latency | None = None
         fair: Fairness | None = None
         lost: HostLost | None = None
+        failure: BaseException | None = None
         try:
             try:
                 try:
                     applying = await ctx.applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
                     summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
                 except (KnobError, HostError) as exc:
+                    if (gone := lost_host(exc)) is not None:  # the host went away: not the configuration's answer
+                        raise RunError(gone[0], f"stopped answering while the configuration was applied ({gone[1]})",
+                                       lost=True) from exc  # fmt: skip
                     raise RunError("", f"{REFUSED}: {exc}") from exc
                 finally:
                     self._journal_changed(sid)
@@ -448,12 +480,13 @@ class SweepEngine:
                                  "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
                 )  # fmt: skip
                 state, reason, value = self._judge(result.error, summary, phased, result.ended)
+                failure = result.error
                 if self.skip.is_set() and not self.cancel.is_set():  # a cut-short trial must not rank
                     state, reason, value = TrialState.BROKEN, SKIPPED, None
             except RunError as exc:
-                reason = str(exc)
+                reason, failure = str(exc), exc
             if state == TrialState.BROKEN and reason and reason != SKIPPED and not self.cancel.is_set():
-                lost, reason = await self._blame(sid, ask.workload, config, reason)
+                lost, reason = await self._blame(sid, trial_id, ask.workload, config, reason, failure)
         finally:
             if state == TrialState.OK or reason or not self.cancel.is_set():
                 self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
@@ -475,21 +508,27 @@ class SweepEngine:
         return Run(ask.step, config, ask.workload, score_of(summary, spec.goal) if ok else None, ask.variant, blamed,
                    p99_of(summary) if ok else None)  # fmt: skip
 
-    async def _blame(self, sid: int, name: str, config: Config, reason: str) -> tuple[HostLost | None, str]:
+    async def _blame(self, sid: int, trial_id: int, name: str, config: Config, reason: str,
+                     failure: BaseException | None) -> tuple[HostLost | None, str]:  # fmt: skip
         """After a broken trial: did a host go away (the trial runs again later), or did this
-        configuration break it (a second loss under the same configuration: recorded against it)?"""
-        host = await self._gone_host()
+        configuration break it (a second loss under the same configuration: recorded against it)?
+
+        A host went away when the failure says so (a dropped connection, a command past its bound, an
+        agent fallen silent: app.sweep.lost), even if it answers again by now, or when one does not answer."""
+        gone = lost_host(failure)
+        host, cause = gone if gone is not None else (await self._gone_host(), "it does not answer")
         if host is None:
             return None, reason  # every host answers: the trial broke on its own (recorded against it)
         kind = workload_kind(name)
         doing = f"during a {kind} trial with {', '.join(f'{k}={v}' for k, v in config.items())}"
-        lost = HostLost(sid, host, doing, dict(config), droppable=host in self.spec.clients and len(self.spec.clients) > 1)
+        lost = HostLost(sid, host, doing, dict(config), droppable=host in self.spec.clients and len(self.spec.clients) > 1,
+                        trial_id=trial_id, cause=cause)  # fmt: skip
         before = [t for t in self.store.trials(sid) if dict(t.config) == dict(config)
                   and isinstance(t.workload, dict) and t.workload.get("kind") == kind
-                  and f"{host} stopped answering" in t.reason]  # fmt: skip
+                  and f"{host} stopped answering" in t.reason and t.id != trial_id]  # fmt: skip
         if before:
-            return lost, f"{host} stopped answering again under this configuration: {BLAMED} ({reason})"
-        return lost, f"{INTERRUPTED}: {host} stopped answering during this trial, which runs again later ({reason})"
+            return lost, f"{host} stopped answering again under this configuration: {BLAMED} ({cause})"
+        return lost, f"{INTERRUPTED}: {host} stopped answering during this trial ({cause}), which runs again later"
 
     def _figures(self, totals: Sequence[Sample], measure: _Measure) -> dict[str, Any]:
         kept = [s for s in totals if s.t > measure.warmup_s]

@@ -75,6 +75,8 @@ class HostLost:
     doing: str  # what the sweep was doing there, in words
     config: Mapping[str, Any]
     droppable: bool  # a client, and not the last one: the sweep can go on without it
+    trial_id: int = 0  # the trial it interrupted
+    cause: str = ""  # what was seen: "SSH connection lost", "a command did not finish within 30 s" …
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,11 @@ class Journal(Protocol):
         """Revert every change still held; returns the problems (empty when all is back)."""
         ...
 
+    async def rejoin(self, host: str) -> str:
+        """A host that stopped answering answers again: take note of what its dead-man switch put back while
+        it was away, and arm it again; returns that in words ("" when its switch held)."""
+        ...
+
 
 class TrialRunner(Protocol):
     """Runs one workload on the clients and publishes its samples (app.runner.WorkloadRunner)."""

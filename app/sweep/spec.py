@@ -70,6 +70,7 @@ class SweepSpec:
     ladder: tuple[int, ...] = ()
     dirs: tuple[str, ...] = ()
     entries: int = 0  # the study's files per directory (0: PHASED_SIZES' trial size)
+    host_wait_s: float = 120.0  # how long a host that stopped answering is waited for before the admin is asked
     # Per phased kind, fields that size its trial (e.g. {"tree": {"files": 2000}}); over PHASED_SIZES.
     phased_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 

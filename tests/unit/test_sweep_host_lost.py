@@ -7,6 +7,7 @@ where a test can take a host away and bring it back.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,10 +51,10 @@ def lose_after(session: TuningSession, hosts: SimulatedHosts, host: str, trials:
     return seen
 
 
-def plan(session: TuningSession, runs: int = 2) -> SweepSpec:
+def plan(session: TuningSession, runs: int = 2, host_wait_s: float = 0.0) -> SweepSpec:
     return session.plan(session.choices(knobs={"nfsd_threads": "8, 64", "read_ahead_kb": "128, 4096"},
                                         workloads=("seq_read",), strategy="grid", repetitions=runs,
-                                        max_repetitions=runs))
+                                        max_repetitions=runs, host_wait_s=host_wait_s))
 
 
 def test_the_cli_way_stops_names_the_host_and_a_resume_finishes_the_session(store: Store) -> None:
@@ -172,3 +173,39 @@ def test_a_configuration_the_hosts_refuse_is_not_topped_up(store: Store) -> None
     assert finished.state == "complete" and finished.topups == 0
     refused = [t for t in store.trials(finished.session_id) if t.config.get("nfsd_threads") == 64]
     assert len(refused) == 2 and all(t.reason.startswith("applying the configuration failed") for t in refused)
+
+
+def test_a_host_back_within_the_wait_is_named_and_its_trial_runs_again_without_asking(store: Store) -> None:
+    """A cable pulled for a moment (issue 31): gone is not broken. The words name the host, the trial and how long
+    it was away; nothing is held against the configuration; nobody is asked."""
+    hosts = SimulatedHosts(speed=400.0)
+    asked: list[HostLost] = []
+
+    async def decide(lost: HostLost) -> Decision:
+        asked.append(lost)
+        return "stop"
+
+    async def go() -> tuple[SweepFinished, list[Message]]:
+        session = await connected(store, hosts, ("client1", "client2"))
+        session.decide_host_lost = decide
+        messages: list[Message] = []
+        session.bus.subscribe(messages.append, Message)
+
+        def on(event: TrialFinished) -> None:
+            if event.trial_id == 2:
+                hosts.gone.add("client2")
+                asyncio.get_running_loop().call_later(0.3, hosts.gone.clear)  # back while the sweep waits for it
+
+        session.bus.subscribe(on, TrialFinished)
+        return await session.run(plan(session, host_wait_s=30.0)), messages
+
+    finished, messages = asyncio.run(go())
+    assert finished.state == "complete" and not asked  # back within the wait: no question, no stop
+    (back,) = [m for m in messages if "back after" in m.text]
+    assert re.fullmatch(r"client2 stopped answering during trial \d+ \(.+\); back after \d+ s; trial \d+ runs again",
+                        back.text), back.text  # fmt: skip
+    lost = [t for t in store.trials(finished.session_id) if "stopped answering" in t.reason]
+    assert lost and all(t.reason.startswith("interrupted: client2") and "back after" in t.reason for t in lost)
+    assert not any("recorded against it" in t.reason for t in store.trials(finished.session_id))
+    ok = [t for t in store.trials(finished.session_id) if t.state == TrialState.OK and t.step == "search"]
+    assert len({tuple(sorted(t.config.items())) for t in ok}) == 4 and not store.unreverted_journal()
