@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from app import __version__
 from app.commands import arguments
 from app.commands.common import UsageError
+from app.output_files import OutputError, OutputExists
 from app.paths import DB_ENV, log_dir, resolve_db_path
 from app.store.errors import StoreError
 from app.terminal_text import terminal_safe_streams
@@ -100,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
         except UsageError as exc:  # bad input the parser could not see (a missing file, …)
             print(f"nfs-tuner: {exc}", file=sys.stderr)
             return 2
-        except StoreError as exc:  # its text names the file and what to do
+        except OutputExists as exc:  # the face names its own way to replace it
+            print(f"nfs-tuner: {exc} Or add --force to replace it.", file=sys.stderr)
+            return 1
+        except (StoreError, OutputError) as exc:  # its text names the file and what to do
             print(f"nfs-tuner: {exc}", file=sys.stderr)
             return 1
         except sqlite3.Error as exc:  # SQLite's own words name no file: say which ones it may be

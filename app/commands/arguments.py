@@ -22,6 +22,7 @@ from app.hosts.remote_args import UnsafeValue, shown
 from app.knobs.catalog import SPECS
 from app.knobs.deadman import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from app.knobs.values import BadValue, parse_values
+from app.output_files import is_stdout
 from app.sweep.spec import workload_kind
 
 SQLITE_MAX = 2**63 - 1  # the largest id or seed the session database stores
@@ -137,10 +138,13 @@ def _checked(parse: Callable[[str], str], what: str) -> Callable[[str], str]:
     return checked
 
 
-def _file(what: str, example: str) -> Callable[[str], str]:
-    """A file to open or create: never in /proc, /sys or /dev, never a directory or a device."""
+def _file(what: str, example: str, *, stdout: bool = False) -> Callable[[str], str]:
+    """A file to open or create: never in /proc, /sys or /dev, never a directory or a device;
+    ``stdout``: ``-`` means standard output (app.output_files.STDOUT)."""
 
     def parse(text: str) -> str:
+        if stdout and is_stdout(text):
+            return text
         path = _local_path(text, what)
         if path.is_dir():
             raise _refuse(f"{what} {shown(text)} is a directory; give a file in it, e.g. {path / example}")
@@ -152,8 +156,8 @@ def _file(what: str, example: str) -> Callable[[str], str]:
 
 
 db_path = _file("the session database", "sessions.db")
-report_file = _file("the report", "report.html")
-session_file = _file("the session file", "session.db")
+report_file = _file("the report", "report.html", stdout=True)
+session_file = _file("the session file", "session.db", stdout=True)
 
 
 def _output_dir(text: str) -> str:

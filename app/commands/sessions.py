@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.common import UsageError, force_argument, open_store
 from app.commands.study import dirs_lines, ladder_lines
 from app.paths import resolve_db_path
 from app.report.dirs import load_dirs
@@ -27,9 +30,9 @@ from app.report.session_data import (
     workload_kind,
 )
 from app.store.csv_export import export_csv
-from app.store.errors import NotFoundError, StoreError
+from app.output_files import STDOUT, is_stdout
+from app.store.errors import MissingDatabaseError, NotFoundError, StoreError
 from app.store.records import TrialRecord
-from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
 from app.vocabulary import (
     clients_note,
@@ -63,9 +66,11 @@ def register(subparsers: Any) -> None:
 
     ex = sub.add_parser("export", help="write one session to a standalone file (and CSV)")
     ex.add_argument("id", type=arguments.session_id, metavar="ID")
-    ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE", help="new session file to write")
+    ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE",
+                    help=f"session file to write ({STDOUT}: standard output, not a terminal)")
     ex.add_argument("--csv", type=arguments.output_dir, metavar="DIR",
                     help="also write the trials and samples as CSV into DIR")
+    force_argument(ex, "the files")
     ex.set_defaults(func=cmd_export)
 
     im = sub.add_parser("import", help="copy the sessions of a received session file into the database, with new ids",
@@ -80,21 +85,10 @@ def _fail(message: str) -> int:
     return 1
 
 
-def _open(args: argparse.Namespace, *, readonly: bool) -> Store:
-    return Store(resolve_db_path(getattr(args, "db", None)), readonly=readonly)
-
-
 def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    db = resolve_db_path(getattr(args, "db", None))
-    if not db.exists():  # nothing recorded yet is not an error; never create the file here
-        if args.json:
-            out.write('{"sessions": []}\n')
-        else:
-            out.write(f"no sessions yet (no session database at {db})\n")
-        return 0
     try:
-        with _open(args, readonly=True) as store:
+        with open_store(args, readonly=True) as store:
             rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
                 ladder = load_ladder(store, s.id)  # a ladder recommends no knob: its knee instead
@@ -108,8 +102,11 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                              for v in views},
                              "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {}),
                              **({"dirs": {"summary": dirs.summary}} if dirs else {})})
-    except StoreError as e:
-        return _fail(str(e))
+    except MissingDatabaseError as e:  # nothing recorded yet is not an error
+        rows = []
+        if not args.json:
+            out.write(f"no sessions yet (no session database at {e.path})\n")
+            return 0
     if args.json:
         json.dump({"sessions": rows}, out, indent=2)
         out.write("\n")
@@ -151,14 +148,12 @@ def _trial_line(t: TrialRecord) -> str:
 def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
-        with _open(args, readonly=True) as store:
+        with open_store(args, readonly=True) as store:
             data = load_session_data(store, args.id)
             ladder = load_ladder(store, args.id)
             dirs = load_dirs(store, args.id)
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
-    except StoreError as e:
-        return _fail(str(e))
     views = data.objectives
     chosen = data.objective(args.objective) if args.objective else (views[0] if views else None)
     if args.objective and chosen is None:
@@ -214,18 +209,28 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    dest = Path(args.to).expanduser()
+    to_stdout = is_stdout(args.to)
+    if to_stdout and sys.stdout.isatty():
+        raise UsageError("a session file is binary: give a file name to --to, or send standard output to a file "
+                         "or a pipe")  # fmt: skip
     try:
-        with _open(args, readonly=False) as store:
-            path = export_session(store, args.id, dest)
-            out.write(f"session {args.id} written to {path}\n")
+        with open_store(args) as store:
+            if to_stdout:
+                with tempfile.TemporaryDirectory(prefix="nfs-tuner-export-") as tmp:
+                    path = export_session(store, args.id, Path(tmp) / "session.db")
+                    with path.open("rb") as f:
+                        shutil.copyfileobj(f, sys.stdout.buffer)
+                    sys.stdout.buffer.flush()
+                out = sys.stderr  # standard output holds the file
+                out.write(f"session {args.id} written to standard output\n")
+            else:
+                path = export_session(store, args.id, Path(args.to).expanduser(), replace=args.force)
+                out.write(f"session {args.id} written to {path}\n")
             if args.csv:
-                trials_csv, samples_csv = export_csv(store, args.id, Path(args.csv).expanduser())
+                trials_csv, samples_csv = export_csv(store, args.id, Path(args.csv).expanduser(), replace=args.force)
                 out.write(f"CSV: {trials_csv}, {samples_csv}\n")
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
-    except StoreError as e:
-        return _fail(str(e))
     return 0
 
 
@@ -233,7 +238,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     src = Path(args.file).expanduser()
     try:
-        with _open(args, readonly=False) as store:
+        with open_store(args, create=True) as store:
             ids = import_sessions(store, src)
     except StoreError as e:  # every import failure: the database and the file are as they were
         return _fail(str(e))

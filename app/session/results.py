@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.output_files import OutputError
 from app.recommend.objectives import objective_of
 from app.recommend.ranking import config_key
 from app.report import ObjectiveView, SessionData, write_report
@@ -183,8 +184,10 @@ class ExportError(Exception):
 def export_report(store: Store, data: SessionData, dest: Path) -> Path:
     """The session's self-contained HTML report at ``dest`` (the same report as ``nfs-tuner report``)."""
     try:
-        return write_report(store, data.session.id, dest, data=data)
-    except (StoreError, OSError) as e:
+        return write_report(store, data.session.id, dest, data=data, replace=True)  # the save dialog asked
+    except OutputError as e:  # names the file already
+        raise ExportError(str(e)) from e
+    except StoreError as e:
         raise ExportError(f"The report was not written to {dest}: {e}") from e
 
 

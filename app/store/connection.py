@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from app.store.errors import DamagedDatabaseError, ForeignDatabaseError, SchemaTooNewError, StoreError
+from app.store.errors import (
+    DamagedDatabaseError,
+    ForeignDatabaseError,
+    MissingDatabaseError,
+    SchemaTooNewError,
+    StoreError,
+)
 from app.store.schema import MIGRATIONS, V1_TABLES, Migration, latest_version, migrate
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -39,8 +45,10 @@ def open_database(
     migrations: Sequence[Migration] = MIGRATIONS,
     backup: bool = True,
     shown_as: Path | None = None,
+    create: bool = True,
 ) -> sqlite3.Connection:
-    """Open (creating if absent) and bring the schema up to date; raise a typed error otherwise.
+    """Open (creating if absent, unless ``create`` is false) and bring the schema up to date; raise a
+    typed error otherwise.
 
     Damaged, foreign and too-new files are refused before anything is written, so
     they stay byte for byte as they were. ``shown_as``: the file errors name, when
@@ -50,8 +58,8 @@ def open_database(
     exists = path.exists() and (path.is_dir() or path.stat().st_size > 0)
     if exists:
         _check_header(path, shown)
-    elif readonly:
-        raise StoreError(f"There is no session file at {shown}.")
+    elif readonly or not create:
+        raise MissingDatabaseError(shown)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)  # the user data dir may not exist yet
     conn = _connect(path, readonly)

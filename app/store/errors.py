@@ -50,6 +50,15 @@ class SchemaTooNewError(StoreError):
         )
 
 
+class MissingDatabaseError(StoreError):
+    """No session file where one was to be read: nothing has been recorded there (none was created)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"There is no session database at {path}: nothing has been recorded there yet "
+                         "(--db and $NFS_TUNER_DB choose another).")  # fmt: skip
+
+
 class InvalidTransitionError(StoreError):
     """A state change the life cycle does not allow (e.g. reverted → applied)."""
 

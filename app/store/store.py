@@ -127,6 +127,7 @@ class Store:
         migrations: Sequence[Migration] = MIGRATIONS,
         clock: Callable[[], float] = time.time,
         shown_as: Path | None = None,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         # The file errors name: the user's own file when this store is a private copy of it.
@@ -136,7 +137,8 @@ class Store:
         self._lock = threading.RLock()
         self._depth = 0
         self._writers: list[SampleWriter] = []
-        self._conn = open_database(self.path, readonly=readonly, migrations=migrations, shown_as=shown_as)
+        self._conn = open_database(self.path, readonly=readonly, migrations=migrations, shown_as=shown_as,
+                                   create=create)
 
     # -- plumbing ---------------------------------------------------------------
 

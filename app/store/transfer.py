@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.output_files import staged
 from app.store.errors import (
     DamagedDatabaseError,
     DamagedSessionFileError,
@@ -91,23 +92,25 @@ def _copy_session(conn: sqlite3.Connection, src: str, dst: str, session_id: int,
     return int(new_sid or 0)
 
 
-def export_session(store: Store, session_id: int, dest: Path) -> Path:
-    """Write one session to a new standalone file (rollback journal, vacuumed) and return its path."""
-    if dest.exists():
-        raise StoreError(f"{dest} exists already; choose a new file name for the export.")
+SESSION_FILE = "the session file"  # as messages name it
+
+
+def export_session(store: Store, session_id: int, dest: Path, *, replace: bool = False) -> Path:
+    """Write one session to a standalone file (rollback journal, vacuumed) by app.output_files' rules."""
     store.get_session(session_id)
     store.flush_writers()
-    Store(dest).close()  # creates the schema at our version
     origin = f"exported from {socket.gethostname()} (session {session_id}) at {time.strftime('%Y-%m-%d %H:%M:%S')}"
-    with store.attached(dest, "export_db") as conn:
-        _copy_session(conn, "main", "export_db", session_id, origin)
-    # One self-contained file for mail or a USB stick: no -wal/-shm beside it.
-    out = sqlite3.connect(str(dest), isolation_level=None)
-    try:
-        out.execute("PRAGMA journal_mode = DELETE")
-        out.execute("VACUUM")
-    finally:
-        out.close()
+    with staged(dest, SESSION_FILE, replace=replace) as tmp:
+        Store(tmp, shown_as=dest).close()  # creates the schema at our version
+        with store.attached(tmp, "export_db") as conn:
+            _copy_session(conn, "main", "export_db", session_id, origin)
+        # One self-contained file for mail or a USB stick: no -wal/-shm beside it.
+        out = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            out.execute("PRAGMA journal_mode = DELETE")
+            out.execute("VACUUM")
+        finally:
+            out.close()
     return dest
 
 

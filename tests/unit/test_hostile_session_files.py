@@ -654,6 +654,6 @@ def test_whatever_an_import_accepts_every_face_reads(
                 continue  # refused: fine, as long as it is a StoreError
         db = str(tmp_path / f"main-{i}.db")
         for argv in (("sessions", "list", "--json"), ("sessions", "show", str(sid)),
-                     ("report", str(sid), "--to", str(tmp_path / "r.html"))):
+                     ("report", str(sid), "--to", str(tmp_path / "r.html"), "--force")):
             code, _, err = run(capsys, "--db", db, *argv)
             assert code == 0, (value, argv, err)
