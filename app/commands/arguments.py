@@ -23,7 +23,7 @@ from app.knobs.catalog import SPECS
 from app.knobs.deadman import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from app.knobs.values import BadValue, parse_values
 from app.output_files import is_stdout
-from app.sweep.spec import workload_kind
+from app.sweep.spec import SWEEPABLE, workload_kind
 
 SQLITE_MAX = 2**63 - 1  # the largest id or seed the session database stores
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))  # kernel files, never a database or a report
@@ -83,6 +83,9 @@ def knob_assignment(text: str) -> KnobAssignment:
     except BadValue as exc:
         raise _refuse(str(exc)) from None
     return KnobAssignment(name, values)
+
+
+WORKLOAD_NAMES = ", ".join(sorted(SWEEPABLE))  # every workload a sweep takes, as its help lists them
 
 
 def workload(text: str) -> str:
@@ -196,9 +199,13 @@ def deadman_argument(p: argparse.ArgumentParser) -> None:
                         f"cut off ({MIN_TIMEOUT}–{MAX_TIMEOUT}, default {DEFAULT_TIMEOUT:g})")
 
 
+# The opt-ins (app.session.choices.OPT_INS) as the command line names them: its flags, and the words of a refusal.
+OPT_IN_FLAGS = {"async": "--async-opt-in", "restart": "--restart-opt-in"}
+
+
 def opt_in_arguments(p: argparse.ArgumentParser) -> None:
     """The two opt-ins a run's riskier knobs need, the same on every command that changes hosts."""
-    p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
-    p.add_argument("--restart-opt-in", action="store_true",
+    p.add_argument(OPT_IN_FLAGS["async"], action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    p.add_argument(OPT_IN_FLAGS["restart"], action="store_true",
                    help="allow max_block_size, which restarts nfsd for each change (NFSv4 clients wait out its "
                         "grace period)")

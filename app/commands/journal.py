@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
             "have checked by hand."
         ),
     )
-    p.add_argument("action", choices=("list", "check", "revert", "dismiss"), nargs="?", default="list")
+    p.add_argument("action", choices=("list", "check", "revert", "dismiss"), nargs="?", default="list",
+                   help="list (the default): the open entries; check: ask their hosts; revert: put the old values "
+                        "back; dismiss: close entries checked by hand")
     p.add_argument("ids", nargs="*", type=arguments.journal_id, metavar="ID",
                    help="journal entries (default for revert: all open)")
     p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")

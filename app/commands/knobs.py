@@ -14,6 +14,7 @@ from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
 from app.hosts import HostError, SshSettings
 from app.knobs.listing import format_rows, knob_rows
+from app.vocabulary import about_host
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
     results = asyncio.run(run_discovery(SshSettings(config_file=config), hosts, args.trust_new_keys, ask=ask_tty))
     failed = [r for r in results if r.facts is None]
     for r in failed:
-        print(f"nfs-tuner: {r.host}: {r.error}", file=sys.stderr)
+        print(f"nfs-tuner: {about_host(r.host, str(r.error))}", file=sys.stderr)
     if failed:
         return 1
     server, *clients = [r.facts for r in results]

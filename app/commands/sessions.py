@@ -58,14 +58,14 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="a session's trials, recommendation and snippets")
-    show.add_argument("id", type=arguments.session_id, metavar="ID")
+    show.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--objective", help="whose configuration the snippets render (default: the first)")
     show.add_argument("--no-snippets", action="store_true", help="leave the snippets out")
     show.set_defaults(func=cmd_show)
 
     ex = sub.add_parser("export", help="write one session to a standalone file (and CSV)")
-    ex.add_argument("id", type=arguments.session_id, metavar="ID")
+    ex.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
     ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE",
                     help=f"session file to write ({STDOUT}: standard output, not a terminal)")
     ex.add_argument("--csv", type=arguments.output_dir, metavar="DIR",

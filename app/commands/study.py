@@ -28,10 +28,11 @@ from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
 from app.session import PlanChoices, PlanError, Role, TuningSession
 from app.session.dirs_plan import MAX_ENTRIES
+from app.session.plan import OptInWords
 from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, as_study, study_problems
 from app.store import Store
 from app.sweep import SweepFinished
-from app.sweep.spec import SweepSpec
+from app.sweep.spec import LOOPING, SweepSpec
 from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
 from app.sweep.ssh_hosts import SshHosts
@@ -56,7 +57,7 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     _host_arguments(q, "every step runs on all of them")
     q.add_argument("--workload", type=arguments.workload, default=DEFAULT_WORKLOAD, metavar="W",
-                   help=f"the workload to climb with (default {DEFAULT_WORKLOAD})")
+                   help=f"the workload to climb with: {', '.join(sorted(LOOPING))} (default {DEFAULT_WORKLOAD})")
     q.add_argument("--max-streams", type=arguments.whole_number("a whole number of streams", 1, MAX_STREAMS),
                    default=DEFAULT_MAX_STREAMS, metavar="N",
                    help=f"streams per client at the last step (default {DEFAULT_MAX_STREAMS})")
@@ -172,15 +173,15 @@ def ladder_lines(ladder: LadderResult) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    return _checked("study ladder", args, lambda: study_problems(choices_from_args(args), ladder_study(args)), _run, _done)
+    return _checked("study ladder", args, lambda flags: study_problems(choices_from_args(args), ladder_study(args), flags), _run, _done)
 
 
-def _checked(command: str, args: argparse.Namespace, problems: Callable[[], dict[str, str]],
+def _checked(command: str, args: argparse.Namespace, problems: Callable[[OptInWords], dict[str, str]],
              run: Callable[[argparse.Namespace, Store, EventBus], Coroutine[Any, Any, int]],
              done: Callable[[argparse.Namespace, Store, int, list[SweepFinished]], int]) -> int:  # fmt: skip
     """A study run by ``drive`` once its arguments make one: 2 and the problems before any host is touched."""
     try:
-        if found := problems():
+        if found := problems(arguments.OPT_IN_FLAGS):
             raise PlanError({k: f"{v} (--knob {k}=V)" if k in SPECS else v for k, v in found.items()})
     except ValueError as exc:
         print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
@@ -242,7 +243,8 @@ def dirs_lines(result: DirsResult) -> list[str]:
 
 
 def main_dirs(args: argparse.Namespace) -> int:
-    return _checked("study dirs", args, lambda: study_problems(dirs_choices(args), dirs_study(args)), _run_dirs, _done_dirs)
+    return _checked("study dirs", args, lambda flags: study_problems(dirs_choices(args), dirs_study(args), flags), _run_dirs,
+                    _done_dirs)
 
 
 def _done_dirs(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:

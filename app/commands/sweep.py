@@ -22,7 +22,7 @@ from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
 from app.paths import resolve_db_path
 from app.runner import ENGINES
-from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
+from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec, strategy_label
 from app.session.plan import plan_problems
 from app.store import Store
 from app.terminal_text import CARRIAGE_RETURN, ERASE, redraw
@@ -61,9 +61,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V1,V2",
                    help=f"a knob and its values (repeat); knobs: {', '.join(SPECS)}")
     p.add_argument("--workload", type=arguments.workload, action="append", metavar="W",
-                   help=f"seq_read, seq_write, … (repeat; default {', '.join(DEFAULTS.workloads)})")
+                   help=f"a workload: {arguments.WORKLOAD_NAMES} (repeat; default {', '.join(DEFAULTS.workloads)})")
     p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
-                   help="; ".join(f"{k}: {v}" for k, v in STRATEGY_TEXT.items()) + f" (default {DEFAULTS.strategy})")
+                   help="; ".join(map(strategy_label, STRATEGY_TEXT)) + f" (default {DEFAULTS.strategy})")
     p.add_argument("--repetitions", type=runs, default=low, metavar="N",
                    help=f"runs per configuration at least (default {low})")
     p.add_argument("--max-repetitions", type=runs, metavar="N", help="runs at most while noisy (default 3×N)")
@@ -79,7 +79,9 @@ def register(subparsers: Any) -> None:
     arguments.opt_in_arguments(p)
     arguments.deadman_argument(p)
     p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
-    p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
+    p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed, metavar="N",
+                   help="orders the trials (the grid's shuffle, adaptive's knob order): the same seed, the same plan "
+                        f"(default {DEFAULTS.seed})")
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
                    help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
     p.add_argument("--goal", choices=GOALS, metavar="GOAL",
@@ -122,7 +124,7 @@ def _goal_name(args: argparse.Namespace) -> str:
 
 def check_choices(choices: PlanChoices) -> None:
     """Refuse a bad plan before touching any host, in the words the Plan page uses."""
-    if problems := plan_problems(choices):
+    if problems := plan_problems(choices, arguments.OPT_IN_FLAGS):
         if "knobs" in problems:
             problems["knobs"] += " (--knob NAME=V1,V2)"
         raise PlanError(problems)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from app.knobs.model import Safety
 from app.session import (
     STRATEGY_TEXT,
+    strategy_label,
     WORKLOADS,
     GoalKind,
     KnobChoice,
@@ -245,8 +246,8 @@ class PlanPage(Page):
         defaults = self.session.plan_defaults
         self.strategy_box = QComboBox(self)
         self.strategy_box.setAccessibleName("Strategy")  # a combo box is read out by its text, not its label
-        for key, text in STRATEGY_TEXT.items():
-            self.strategy_box.addItem(text, key)
+        for key in STRATEGY_TEXT:
+            self.strategy_box.addItem(strategy_label(key), key)
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(defaults.strategy))
         self.strategy_box.currentIndexChanged.connect(self._changed)
         self.reps = QSpinBox(self)
