@@ -17,6 +17,8 @@ from app.paths import resolve_db_path
 from app.report.dirs import load_dirs
 from app.report.ladder import load_ladder
 from app.report.session_data import (
+    NOT_STORED,
+    not_stored,
     load_session_data,
     objective_views,
     plan_goal,
@@ -77,6 +79,8 @@ def register(subparsers: Any) -> None:
                         description="The file is checked on a private copy first: a damaged or hostile file "
                                     "imports nothing and is never written.")
     im.add_argument("file", metavar="FILE", help="a session file (from `sessions export` or the review window)")
+    im.add_argument("--again", action="store_true",
+                    help="import a session this database holds already as a second copy (else it is named and left)")
     im.set_defaults(func=cmd_import)
 
 
@@ -96,6 +100,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 views = () if ladder or dirs else objective_views(store, s.id, telemetry=False)[0]
                 rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
+                             "recommendation_stored": not not_stored(views),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
                                                            "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
                                                            "met_goal": v.met_goal}
@@ -124,8 +129,9 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if "dirs" in r:
             rec = f"(directory scaling) {r['dirs']['summary']}"
         imported = "  (imported)" if r["origin"] else ""
+        head = "" if "ladder" in r or "dirs" in r else "recommended: " if r["recommendation_stored"] else f"{NOT_STORED}: "
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
-                  f"{r['trials']} trial(s)  {'' if 'ladder' in r or 'dirs' in r else 'recommended: '}{rec}{imported}\n")
+                  f"{r['trials']} trial(s)  {head}{rec}{imported}\n")
     return 0
 
 
@@ -189,7 +195,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if dirs is not None:  # nor a directory study: its curves and collapse
         out.writelines(f"{line}\n" for line in ["", *dirs_lines(dirs)])
         return 0
-    out.write("\nRecommendation" + ("" if not views or views[0].stored else " (computed now, not stored)") + ":\n")
+    out.write("\nRecommendation" + (f" ({NOT_STORED})" if not_stored(views) else "") + ":\n")
     if not views:
         out.write("  none: no ok trial informs an objective\n")
     for v in views:
@@ -239,8 +245,12 @@ def cmd_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     src = Path(args.file).expanduser()
     try:
         with open_store(args, create=True) as store:
-            ids = import_sessions(store, src)
+            done = import_sessions(store, src, again=args.again)
     except StoreError as e:  # every import failure: the database and the file are as they were
         return _fail(str(e))
-    out.write(f"imported {len(ids)} session(s) from {src}: {', '.join(str(i) for i in ids)}\n")
+    if done.ids or not done.already:
+        out.write(f"imported {len(done.ids)} session(s) from {src}: {', '.join(str(i) for i in done.ids)}\n")
+    for theirs, here in done.already.items():
+        out.write(f"session {theirs} of {src} is here already as session {here}: not imported again "
+                  "(--again imports a second copy)\n")
     return 0

@@ -25,7 +25,7 @@ from app.store.sample_blocks import SAMPLE_DTYPE, SampleArrays
 from app.store.schema import MIGRATIONS, Migration
 from app.store.states import OPEN_JOURNAL_STATES, JournalState, SessionState, TrialState
 from app.store.store import Store
-from app.store.transfer import export_session, import_sessions
+from app.store.transfer import Imported, export_session, import_sessions
 from app.store.writer import SampleWriter
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "ForeignDatabaseError",
     "HostFactsRecord",
     "ImportFailedError",
+    "Imported",
     "InvalidTransitionError",
     "JournalEntry",
     "JournalState",

@@ -166,5 +166,5 @@ def test_a_session_file_carries_the_latency_to_a_colleague(capped_session: tuple
         path = export_session(store, sid, tmp_path / "shared.db")
         before = [trial_latency(t) for t in store.trials(sid)]
     with Store(tmp_path / "theirs.db") as theirs:
-        (new,) = import_sessions(theirs, path)  # checked first: a latency of the wrong shape is refused
+        (new,) = import_sessions(theirs, path).ids  # checked first: a latency of the wrong shape is refused
         assert [trial_latency(t) for t in theirs.trials(new)] == before and all(before)

@@ -405,7 +405,7 @@ def test_export_and_import_remap_ids_and_keep_everything(tmp_path: Path) -> None
     dst.create_session(["y"])
     dst.create_session(["z"])
     before = out.read_bytes()
-    (new_sid,) = import_sessions(dst, out)
+    (new_sid,) = import_sessions(dst, out).ids
     assert out.read_bytes() == before
     s = dst.get_session(new_sid)
     assert s.notes == "before upgrade" and s.origin is not None and s.state == SessionState.INTERRUPTED

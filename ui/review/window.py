@@ -380,17 +380,18 @@ class ReviewWindow(QMainWindow):
         if src is None:
             return []
         try:
-            ids = import_sessions(self.store, src)
+            done = import_sessions(self.store, src)
         except StoreError as e:  # damaged, too new, foreign: the file is untouched
             self.show_problem(str(e), title="The session file cannot be imported")
             return []
         self.show_problem("", dialog=False)
         self.reload()
-        if ids:
-            self.select_sessions(*ids)
-            self.open_session(ids[0])
-        self.statusBar().showMessage(f"Imported {len(ids)} session(s) from {src}")
-        return ids
+        if shown := [*done.ids, *done.already.values()]:  # a session held already is opened, not copied again
+            self.select_sessions(*shown)
+            self.open_session(shown[0])
+        here = "".join(f"; its session {theirs} is here already as session {mine}" for theirs, mine in done.already.items())
+        self.statusBar().showMessage(f"Imported {len(done.ids)} session(s) from {src}{here}")
+        return list(done.ids)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.store is not None:
