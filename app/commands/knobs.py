@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
 from app.commands import arguments
+from app.commands.json_out import write_json
 from app.commands.common import add_ssh_options, ssh_config_path
 from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
@@ -49,8 +49,7 @@ def main(args: argparse.Namespace) -> int:
         return 1
     rows = knob_rows(server, [c for c in clients if c is not None], args.export)
     if args.json:
-        json.dump({"knobs": [r.to_dict() for r in rows]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json("knobs", {"knobs": [r.to_dict() for r in rows]}, sys.stdout)
     else:
         print(format_rows(rows))
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -12,6 +11,7 @@ from typing import Any, TextIO
 
 from app.commands import arguments
 from app.commands.common import UsageError, force_argument, open_store
+from app.commands.json_out import write_json
 from app.commands.study import dirs_lines, ladder_lines
 from app.paths import resolve_db_path
 from app.report.dirs import load_dirs
@@ -113,8 +113,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
             out.write(f"no sessions yet (no session database at {e.path})\n")
             return 0
     if args.json:
-        json.dump({"sessions": rows}, out, indent=2)
-        out.write("\n")
+        write_json("sessions list", {"sessions": rows}, out)
         return 0
     if not rows:
         out.write("no sessions yet\n")
@@ -170,7 +169,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     snippets = [s.to_json() for s in group.snippets] if group is not None else []
     session, trials = data.session, data.trials
     if args.json:
-        json.dump({"session": {"id": session.id, "created": session.created, "state": session.state.value,
+        write_json("sessions show", {"session": {"id": session.id, "created": session.created, "state": session.state.value,
                                "hosts": list(session.hosts), "notes": session.notes, "origin": session.origin},
                    "goal": plan_goal(session.plan).to_json(),
                    "trials": [{"id": t.id, "state": t.state.value, "reason": t.reason, "config": t.config,
@@ -179,8 +178,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                               for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
                    "snippets": snippets, **({"ladder": ladder.to_json()} if ladder else {}),
-                   **({"dirs": dirs.to_json()} if dirs else {})}, out, indent=2)  # fmt: skip
-        out.write("\n")
+                   **({"dirs": dirs.to_json()} if dirs else {})}, out)  # fmt: skip
         return 0
     out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
               f"hosts {', '.join(session.hosts) or '-'}  goal: {goal_text(plan_goal(session.plan))}\n")

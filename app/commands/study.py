@@ -13,20 +13,28 @@ show``, ``report``). The knee rule and the layer attribution: experiments.knee.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Coroutine
-from pathlib import Path
 from typing import Any
 
 from app.commands import arguments
-from app.commands.sweep import MAX_DURATION_S, MAX_FILE_MIB, MAX_LINK_MBPS, drive
+from app.commands.json_out import write_json
+from app.commands.sweep import (
+    MAX_DURATION_S,
+    MAX_FILE_MIB,
+    MAX_LINK_MBPS,
+    connect_all,
+    drive,
+    ended,
+    headless_session,
+    say_paused,
+)
 from app.events import EventBus
-from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
 from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
-from app.session import PlanChoices, PlanError, Role, TuningSession
+from app.session import PlanChoices, PlanError, TuningSession
+from app.session.admin_commands import command_line
 from app.session.dirs_plan import MAX_ENTRIES
 from app.session.plan import OptInWords
 from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, as_study, study_problems
@@ -35,7 +43,6 @@ from app.sweep import SweepFinished
 from app.sweep.spec import LOOPING, SweepSpec
 from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
-from app.sweep.ssh_hosts import SshHosts
 from app.vocabulary import figure_text, held_text, latency_text, percent_text
 from app.vocabulary.ladder import load_text, queue_text
 from experiments.workloads import MIB
@@ -137,12 +144,9 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
 async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
                      plan: Callable[[TuningSession], SweepSpec]) -> int:  # fmt: skip
     """Connect the hosts, plan the study on them and run it; its session's id."""
-    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus,
-                            deadman_timeout=args.deadman_timeout)
+    session = headless_session(args, store, bus)
     try:
-        for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
-            await session.connect(host, role)
+        await connect_all(session, args)
         await session.run(plan(session))
     finally:
         await session.hosts.close()
@@ -201,12 +205,14 @@ def _finish(args: argparse.Namespace, store: Store, sid: int, finished: list[Swe
     state = store.get_session(sid).state.value
     unreverted = list(finished[-1].problems) if finished else []
     if args.json:
-        json.dump({"session": sid, "state": state, **result, "revert_problems": unreverted}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json(f"study {args.study}", {"session": sid, "state": state, **result, "revert_problems": unreverted,
+                                           "paused_for": finished[-1].paused_for if finished else ""}, sys.stdout)
     else:
         print("\n".join(lines))
-        print(f"session {sid} ({state}); see `nfs-tuner sessions show {sid}` and `nfs-tuner report {sid} --to FILE`")
-    return 0 if finished and not finished[-1].problems and state == "complete" else 1
+        print(f"session {sid} ({state}); see `{command_line('sessions', 'show', str(sid), db=store.path)}` and "
+              f"`{command_line('report', str(sid), '--to', f'session-{sid}.html', db=store.path)}`")
+        say_paused(args, store, sid, finished)
+    return ended(finished, complete=state == "complete")
 
 
 def ladder_study(args: argparse.Namespace) -> StudyChoice:

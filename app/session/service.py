@@ -29,6 +29,7 @@ from app.paths import log_dir
 from app.report.session_data import SessionData, load_session_data
 from app.runner import RunError
 from app.session import topology
+from app.session.admin_commands import command_line, resume_command
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
@@ -85,6 +86,20 @@ class TuningSession:
     def simulated(self) -> bool:
         return bool(getattr(self.hosts, "simulated", False))
 
+    @property
+    def ssh_config(self) -> Path | None:
+        """The SSH config the hosts are reached through (None: ~/.ssh/config, or hosts with none: the demo's)."""
+        config = getattr(self.hosts, "ssh_config", None)
+        return config if isinstance(config, Path) else None
+
+    def command(self, *words: str) -> str:
+        """A host command for the admin to run, whole: with this session's SSH config."""
+        return command_line(*words, ssh_config=self.ssh_config)
+
+    def resume_command(self, session_id: int) -> str:
+        """The command that goes on with ``session_id`` later, whole: this database, this SSH config."""
+        return resume_command(session_id, db=self.store.path, ssh_config=self.ssh_config)
+
     def _trouble(self, host: str, exc: BaseException) -> SessionError:
         log.warning("%s: %s", host, exc, exc_info=exc)
         return SessionError(str(exc))
@@ -101,7 +116,7 @@ class TuningSession:
                 (require_server if role is Role.SERVER else require_client)(facts)
             except UnknownHostKey as unknown:
                 if confirm_key is None:
-                    raise SessionError(f"{unknown} Trust it with `nfs-tuner discover --trust-new-keys {host}`.") \
+                    raise SessionError(f"{unknown} Trust it with `{self.command('discover', '--trust-new-keys', host)}`.") \
                         from None
                 if not await confirm_key(host, unknown):
                     raise SessionError(f"The key of {host} was not trusted, so nothing was done there.") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 from collections.abc import Iterator
 
 import pytest
@@ -65,3 +66,21 @@ def test_a_knob_that_needs_an_opt_in_is_refused_naming_the_flag(
     err = capsys.readouterr().err
     assert f"sweep it only with {flag}" in err, err
     assert cli.main([*argv, "--server", "nfs1", "--client", "c1", flag, "--help"]) == 0  # the flag it names exists
+
+
+def test_a_sweep_needs_its_hosts_but_with_resume(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sweep", "--knob", "rsize=1M"]) == 2
+    err = capsys.readouterr().err
+    assert "--server HOST and --client HOST" in err and "--resume ID" in err and "Traceback" not in err
+
+
+def test_resume_refuses_a_plan_flag_beside_it_rather_than_ignore_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--db", str(tmp_path / "s.db"), "sweep", "--resume", "1"]
+    assert cli.main([*argv, "--knob", "rsize=1M", "--client", "c2"]) == 2
+    err = capsys.readouterr().err
+    assert "leave out --client, --knob" in err and "--ssh-config, --deadman-timeout and --json" in err
+    assert not (tmp_path / "s.db").exists()
+    assert cli.main([*argv, "--deadman-timeout", "30", "--json"]) == 1  # accepted; no such database
+    assert "no session database" in capsys.readouterr().err
+    assert not (tmp_path / "s.db").exists()

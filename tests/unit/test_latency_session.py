@@ -134,7 +134,7 @@ def test_the_headless_sweep_says_each_trials_latency_and_its_json_keeps_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     hosts = SimulatedHosts(speed=400.0)
     hosts.trusted |= set(world.HOST_NAMES)  # keys trusted before, as `discover --trust-new-keys` does
-    monkeypatch.setattr(sweep_command, "SshHosts", lambda _pool: hosts)  # the demo's hosts behind the real command
+    monkeypatch.setattr(sweep_command, "host_side", lambda _args: hosts)  # the demo's hosts behind the real command
     code = main(["--db", str(tmp_path / "s.db"), "sweep", "--server", "nfs-server", "--client", "client1",
                  "--client", "client2", "--knob", "nfsd_threads=2,64", "--workload", "seq_read", "--strategy", "grid",
                  "--repetitions", "2", "--p99-max-ms", "60", "--no-ceilings", "--json"])  # fmt: skip

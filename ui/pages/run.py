@@ -286,7 +286,7 @@ class RunPage(Page):
             self.trial_label.setText(
                 f"Run stopped: {ev.paused_for} stopped answering. The other hosts' changes are back; "
                 f"{ev.paused_for}'s are put back by its dead-man switch. Go on later with "
-                f"`nfs-tuner sweep --resume {ev.session_id}`.")
+                f"`{self.session.resume_command(ev.session_id)}`.")
         else:
             self.trial_label.setText(f"Run {outcome}. Every change on the hosts has been put back.")
         if ev.state == SessionState.COMPLETE.value:  # the estimate gives way to the trials really run
