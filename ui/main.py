@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from app.paths import log_dir, resolve_db_path
+from app.paths import chosen_db_path, log_dir
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def run_gui(args: argparse.Namespace) -> int:
     qapp = application()
     loop = QEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    window = MainWindow(db_path=resolve_db_path(args.db), ssh_config=ssh_config)
+    window = MainWindow(db_path=chosen_db_path(args.db), ssh_config=ssh_config)
     window.crash.install()
     # An exception in a task or callback is a bug like any other: same dialog, same revert.
     loop.set_exception_handler(

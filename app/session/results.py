@@ -191,14 +191,17 @@ def export_report(store: Store, data: SessionData, dest: Path) -> Path:
         raise ExportError(f"The report was not written to {dest}: {e}") from e
 
 
-def saved_text(store: Store, session_id: int | None, *, demo: bool) -> str:
-    """Where the finished session is kept, in true words (the demo's database is a throwaway one)."""
+def saved_text(store: Store, session_id: int | None, *, demo: bool, throwaway: bool = False) -> str:
+    """Where the finished session is kept, in true words (``throwaway``: the demo's own database, gone at exit)."""
     try:
         stored = session_id is not None and store.get_session(session_id).id == session_id
     except StoreError:  # not there (or the database is gone)
         stored = False
     if not stored:
         return "Demo: not saved." if demo else "Nothing was saved: no session was recorded."
+    if demo and throwaway:
+        return (f"Demo: session {session_id} is in the demo's throwaway database {store.path}, not with your sessions; "
+                "it is removed when nfs-tuner quits (--db keeps the demo's sessions in a file you name).")
     if demo:
-        return f"Demo: session {session_id} is in the demo's throwaway database {store.path}, not with your sessions."
+        return f"Demo: session {session_id} (simulated hosts) is saved in {store.path}."
     return f"Session {session_id} is saved in {store.path}."

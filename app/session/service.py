@@ -11,6 +11,7 @@ HostSide: over SSH, or simulated for the demo.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -81,6 +82,8 @@ class TuningSession:
         self._task: asyncio.Task[int] | None = None
         # When a host stops answering mid-run: None stops the run (resumable, the CLI's way); the wizard asks.
         self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
+        # The folder of a database kept for this session only (the demo's), removed when it is closed or at exit.
+        self.throwaway: tempfile.TemporaryDirectory[str] | None = None
 
     @property
     def simulated(self) -> bool:
@@ -344,3 +347,5 @@ class TuningSession:
         await self.cancel_and_revert()
         await self.hosts.close()
         self.store.close()
+        if self.throwaway is not None:
+            self.throwaway.cleanup()
