@@ -77,7 +77,7 @@ class RunConfirmation(QDialog):
                 for own in host.own_mounts:
                     QTreeWidgetItem(top, ["its own mount", own, "", "left as it is"])
             for change in host.changes:
-                item = QTreeWidgetItem(top, [change.title, change.target, change.today, change.values])
+                item = QTreeWidgetItem(top, [change.title, change.place, change.today, change.values])
                 item.setToolTip(0, change.risk or change.knob)
                 if change.risk:
                     item.setForeground(0, warn)

@@ -42,7 +42,7 @@ def test_the_run_starts_only_from_its_confirmation(qtbot, session, tmp_path) -> 
     rows = dialog.rows()
     assert rows == [
         ("nfs-server (server)",),
-        ("nfsd_threads (nfsd threads)", "/proc/fs/nfsd/threads", "8", "8, 64"),
+        ("nfsd_threads (nfsd threads)", "the server: /proc/fs/nfsd/threads", "8", "8, 64"),
         ("client1 (client)",),
         ("remount: test mount", MOUNT, "", "afresh for every trial"),
         ("its own mount", "/mnt/nfs", "", "left as it is"),
@@ -87,7 +87,7 @@ def test_the_confirmation_repeats_the_async_risk(qtbot, session, tmp_path) -> No
     plan.async_warning.button(QMessageBox.StandardButton.Yes).click()
     plan.edits["export_sync"].setText("sync, async")
     dialog = _ask(qtbot, plan)
-    assert ("export_sync (export sync/async)", "10.0.0.0/24:/srv/nfs", "sync", "sync, async") in dialog.rows()
+    assert ("export_sync (export sync/async)", "the server: 10.0.0.0/24:/srv/nfs", "sync", "sync, async") in dialog.rows()
     assert dialog.async_label.isVisible()
     text = dialog.async_label.text()
     assert text.startswith("⚠ This run tries async exports on nfs-server") and "may lose data" in text
@@ -95,3 +95,26 @@ def test_the_confirmation_repeats_the_async_risk(qtbot, session, tmp_path) -> No
     dialog.back_button.click()
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.wizard.currentPage() is plan and not session.running
+
+
+def test_client_wide_settings_are_said_to_act_on_the_whole_client(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """rpc_slots and the dirty limits are sysctls every filesystem of the client works under: never "the test mount"."""
+    window = to_plan(qtbot, session, tmp_path)
+    plan = window.wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    for knob, values in (("rpc_slots", "16, 65536"), ("dirty_bytes", "16M, 64M"), ("read_ahead_kb", "128, 4096")):
+        plan.checks[knob].setChecked(True)
+        plan.edits[knob].setText(values)
+    dialog = _ask(qtbot, plan)
+    where = {row[0]: row[1] for row in dialog.rows() if len(row) > 1}
+    assert where["rpc_slots (RPC slots per connection, at most)"].startswith("the whole client: ")
+    assert where["dirty_bytes (dirty-page limit)"].startswith("the whole client: /proc/sys/vm/")
+    assert where["read_ahead_kb (client readahead)"] == "the test mount"
+    risks = dialog.risks.text()
+    assert "RPC slots per connection, at most): Host-wide on each client" in risks  # said although "safe"
+    assert "dirty-page limit): Host-wide on each client" in risks
+    safety = {plan.table.item(r, 1).text(): plan.table.item(r, 6).text() for r in range(plan.table.rowCount())}
+    assert safety["rpc_slots (RPC slots per connection, at most)"] == "safe at run time, on the whole client"
+    assert safety["read_ahead_kb (client readahead)"] == "safe at run time, on the test mount"
+    dialog.reject()

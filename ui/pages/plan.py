@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
-from app.knobs.model import Safety
+from app.knobs.model import Safety, Scope
 from app.session import (
     STRATEGY_TEXT,
     strategy_label,
@@ -46,7 +46,7 @@ from app.session import (
 )
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
-from app.vocabulary import GOAL_TITLES, duration_text, knob_label
+from app.vocabulary import GOAL_TITLES, duration_text, knob_label, where_text
 from app.sweep.spec import LOOPING, SweepSpec
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
@@ -120,8 +120,10 @@ def allowed_cell(knob: KnobChoice) -> str:
 
 
 def safety_text(knob: KnobChoice) -> str:
+    """The knob's safety class and, but on the server, where it acts: 'safe at run time, on the whole client'."""
     text = SAFETY_TEXT[knob.spec.safety]
-    return ("⚠ " if knob.needs_opt_in else "") + (f"{text}, on a fresh test mount" if knob.on_test_mount else text)
+    where = "" if knob.spec.scope is Scope.SERVER else f", on {where_text(knob.name)}"
+    return ("⚠ " if knob.needs_opt_in else "") + text + where
 
 
 def _centred(widget: QWidget, parent: QWidget) -> QWidget:
