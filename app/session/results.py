@@ -22,6 +22,7 @@ from app.recommend.objectives import objective_of
 from app.recommend.ranking import config_key
 from app.report import ObjectiveView, SessionData, write_report
 from app.snippets import Snippet, SnippetContext, context_for_session, context_from_facts, render_all
+from app.snippets.context import mounted_as
 from app.store import Store, StoreError
 from app.store.records import TrialRecord
 from app.vocabulary import workload_detail, workload_id, workload_label
@@ -152,7 +153,8 @@ def _natural(name: str) -> tuple[tuple[int, str], ...]:
 
 def placed_snippets(data: SessionData, snippets: Sequence[Snippet]) -> tuple[PlacedSnippet, ...]:
     """``snippets`` (of a stored snippet group) placed on the session's hosts, as its stored facts name them."""
-    ctx = context_from_facts([(r.host, r.role, r.facts) for r in data.host_facts], session_id=data.session.id)
+    ctx = context_from_facts([(r.host, r.role, r.facts) for r in data.host_facts], session_id=data.session.id,
+                             mounted_as=mounted_as(data.session.plan))
     return tuple(place(s, ctx) for s in snippets)
 
 
