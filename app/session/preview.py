@@ -55,7 +55,8 @@ class RunPreview:
     workloads: tuple[str, ...]
     caches_dropped_on: tuple[str, ...]  # before every trial
     async_risk: str  # what async exports risk, when the run tries them; else ""
-    estimate: DurationEstimate
+    estimate: DurationEstimate  # on real hosts
+    speed: float = 1.0  # how many times faster than real ones these hosts run (the demo's)
 
 
 def _hosts_of(scope: Scope, spec: SweepSpec) -> tuple[str, ...]:
@@ -76,7 +77,7 @@ def _change(knob: str, values: str, rows: list[KnobRow]) -> Change:
     return Change(knob, knob_label(knob), where_text(knob), target, today, values, spec.safety_note if noted else "")
 
 
-def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
+def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts], *, speed: float = 1.0) -> RunPreview:
     """Per host of ``spec``, what its run changes; ``facts``: the connected hosts' (missing ones show "unknown")."""
     server = facts.get(spec.server)
     clients = [facts[c] for c in spec.clients if c in facts]
@@ -94,4 +95,4 @@ def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts]) -> RunPreview:
         hosts.append(HostChanges(c, "client", tuple(changes[c]), f"{mount_source(spec.address, spec.export)} at {mount_point}", own))
     tried = [str(v) for v in spec.plan.knobs.get("export_sync", ())]
     return RunPreview(tuple(hosts), tuple(spec.plan.workloads), (spec.server, *spec.clients),
-                      SPECS["export_sync"].safety_note if "async" in tried else "", spec_estimate(spec))  # fmt: skip
+                      SPECS["export_sync"].safety_note if "async" in tried else "", spec_estimate(spec), speed)  # fmt: skip

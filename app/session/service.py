@@ -90,6 +90,12 @@ class TuningSession:
         return bool(getattr(self.hosts, "simulated", False))
 
     @property
+    def speed(self) -> float:
+        """How many times faster than real ones its hosts run: the demo's simulated hosts' pace, else 1."""
+        speed = getattr(self.hosts, "speed", 1.0) if self.simulated else 1.0
+        return float(speed) if isinstance(speed, int | float) and speed > 0 else 1.0
+
+    @property
     def ssh_config(self) -> Path | None:
         """The SSH config the hosts are reached through (None: ~/.ssh/config, or hosts with none: the demo's)."""
         config = getattr(self.hosts, "ssh_config", None)
@@ -205,7 +211,7 @@ class TuningSession:
 
     def preview(self, spec: SweepSpec) -> RunPreview:
         """What running ``spec`` changes on which host, its test mounts and its time: to ask before ``run``."""
-        return run_preview(spec, self.facts)
+        return run_preview(spec, self.facts, speed=self.speed)
 
     # --- the baseline --------------------------------------------------------------------
     def baseline_steps(self, workloads: Sequence[str]) -> tuple[BaselineStep, ...]:

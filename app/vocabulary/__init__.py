@@ -71,7 +71,7 @@ from app.vocabulary.knobs import (
     where_text,
 )
 from app.vocabulary.stored import data_text
-from app.vocabulary.times import date_text, duration_text
+from app.vocabulary.times import date_text, duration_text, pace_note, planned_text
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
     WORKLOAD_WORDS,
@@ -82,7 +82,7 @@ from app.vocabulary.workloads import (
 )
 
 __all__ = [
-    "about_host", "where_text", "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
+    "about_host", "where_text", "pace_note", "planned_text", "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
     "fairness_sentences", "late_text", "lowest_text",

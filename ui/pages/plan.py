@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
-from app.knobs.model import Safety, Scope
+from app.knobs.model import Safety
 from app.session import (
     STRATEGY_TEXT,
     strategy_label,
@@ -46,7 +46,7 @@ from app.session import (
 )
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
-from app.vocabulary import GOAL_TITLES, duration_text, knob_label, where_text
+from app.vocabulary import GOAL_TITLES, knob_label, planned_text
 from app.sweep.spec import LOOPING, SweepSpec
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
@@ -120,10 +120,8 @@ def allowed_cell(knob: KnobChoice) -> str:
 
 
 def safety_text(knob: KnobChoice) -> str:
-    """The knob's safety class and, but on the server, where it acts: 'safe at run time, on the whole client'."""
-    text = SAFETY_TEXT[knob.spec.safety]
-    where = "" if knob.spec.scope is Scope.SERVER else f", on {where_text(knob.name)}"
-    return ("⚠ " if knob.needs_opt_in else "") + text + where
+    """The knob's safety class (where it acts is the Where column's: the catalog's scope)."""
+    return ("⚠ " if knob.needs_opt_in else "") + SAFETY_TEXT[knob.spec.safety]
 
 
 def _centred(widget: QWidget, parent: QWidget) -> QWidget:
@@ -135,14 +133,15 @@ def _centred(widget: QWidget, parent: QWidget) -> QWidget:
 
 
 class ValuesFit(ColumnFit):
-    """The knobs' columns inside the table's width: a long knob name, its allowed values and its
-    safety class wrap; the values fields get the room left and ask for their text's width (a line
+    """The knobs' columns inside the table's width: a long knob name, where it acts, its allowed values
+    and its safety class wrap; the values fields get the room left and ask for their text's width (a line
     edit's own wish is some 17 characters, whatever it holds)."""
 
     VALUES = COLUMNS.index("Values to try")
 
     def __init__(self, table: QTableWidget, edits: dict[str, QLineEdit]) -> None:
-        super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Allowed"), COLUMNS.index("Safety")),
+        super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Where"), COLUMNS.index("Allowed"),
+                                        COLUMNS.index("Safety")),
                          spare=self.VALUES)
         self.edits = edits
         for edit in edits.values():
@@ -275,6 +274,7 @@ class PlanPage(Page):
                                           "client, unthrottled.")  # fmt: skip
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
+        self.estimate.setWordWrap(True)  # the demo says both clocks: never wider than the form
         emphasize(self.estimate)
         self.study_fields = StudyFields(self)
 
@@ -487,7 +487,7 @@ class PlanPage(Page):
         else:
             est = self.session.estimate(choices, study)
             rate = f" at {PLANNED_CREATES_PER_S:,.0f} creates/s per client" if study.kind is StudyKind.DIRS else ""
-            self.estimate.setText(f"{est.trials} trials, about {duration_text(est.seconds)}{rate}")
+            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed)}{rate}")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
