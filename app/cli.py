@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from app import __version__
 from app.commands import arguments
@@ -140,17 +141,26 @@ def _log_to_file() -> None:
     root.addHandler(handler)
 
 
-def internal_error(exc: Exception) -> int:
-    """A bug: one line on the terminal, the traceback in the log file the admin can send."""
+def log_traceback(exc: BaseException) -> Path | None:
+    """``exc``'s traceback appended to the log file the admin can send; its path, or None when it cannot be written."""
     text = "".join(traceback.format_exception(exc))
     try:
         log = log_dir() / LOG_NAME
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as f:
             f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} nfs-tuner {__version__}\n{text}")
-        where = f"the traceback is in {log}"
     except OSError:
-        sys.stderr.write(text)
+        return None
+    return log
+
+
+def internal_error(exc: Exception) -> int:
+    """A bug: one line on the terminal, the traceback in the log file the admin can send."""
+    log = log_traceback(exc)
+    if log is not None:
+        where = f"the traceback is in {log}"
+    else:
+        sys.stderr.write("".join(traceback.format_exception(exc)))
         where = "the traceback is above"
     print(f"nfs-tuner: internal error ({type(exc).__name__}: {exc}); please report it, {where} "
           f"(set {DEBUG_ENV}=1 to see it raised)", file=sys.stderr)  # fmt: skip

@@ -24,7 +24,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from app.store.connection import open_database
-from app.store.errors import DamagedDatabaseError, InvalidTransitionError, NotFoundError, StoreError
+from app.store.errors import (
+    DamagedDatabaseError,
+    InvalidTransitionError,
+    LockedDatabaseError,
+    NotFoundError,
+    StoreError,
+)
 from app.store.records import (
     HostFactsRecord,
     JournalEntry,
@@ -175,6 +181,8 @@ class Store:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as e:
                 self._raise_damaged(e)
+                if getattr(e, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                    raise LockedDatabaseError(self.shown) from e  # held past the busy timeout
                 raise
             self._depth = 1
             try:
