@@ -23,6 +23,7 @@ from app.commands.sweep import (
     MAX_DURATION_S,
     MAX_FILE_MIB,
     MAX_LINK_MBPS,
+    checked_run,
     connect_all,
     drive,
     ended,
@@ -147,7 +148,7 @@ async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
     session = headless_session(args, store, bus)
     try:
         await connect_all(session, args)
-        await session.run(plan(session))
+        await checked_run(session, plan(session))
     finally:
         await session.hosts.close()
     assert session.session_id is not None

@@ -23,9 +23,20 @@ from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
 from app.runner import ENGINES
-from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec, strategy_label
+from app.session import (
+    STRATEGY_TEXT,
+    PlanChoices,
+    PlanError,
+    Role,
+    SessionError,
+    TuningSession,
+    Where,
+    build_spec,
+    strategy_label,
+)
 from app.session.admin_commands import command_line, resume_command
 from app.session.plan import plan_problems
+from app.session.preflight import Preflight
 from app.store import Store
 from app.terminal_text import CARRIAGE_RETURN, ERASE, redraw
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
@@ -199,6 +210,23 @@ async def connect_all(session: TuningSession, args: argparse.Namespace) -> None:
         await session.connect(host, role)
 
 
+class NotClear(SessionError):
+    """The pre-flight check found what would stop the run; nothing was changed."""
+
+    def __init__(self, found: Preflight) -> None:
+        super().__init__("nothing was changed: before the first change, the hosts were checked and "
+                         + "\n  ".join(["found:", *found.lines()]))  # fmt: skip
+        self.found = found
+
+
+async def checked_run(session: TuningSession, spec: SweepSpec) -> None:
+    """Run ``spec`` once the pre-flight check finds nothing in its way (NotClear else)."""
+    found = await session.preflight(spec)
+    if not found.ok:
+        raise NotClear(found)
+    await session.run(spec)
+
+
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
     session = headless_session(args, store, bus)
     try:
@@ -206,11 +234,12 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
             await session.resume(args.resume)
         else:
             await connect_all(session, args)
-            await session.run(session.plan(choices_from_args(args), export=args.export,
-                                           server_address=args.server_address))  # fmt: skip
+            await checked_run(session, session.plan(choices_from_args(args), export=args.export,
+                                                    server_address=args.server_address))  # fmt: skip
     finally:
         await session.hosts.close()
-    assert session.session_id is not None
+    if session.session_id is None:
+        raise SessionError("no session was recorded")
     return session.session_id
 
 

@@ -59,7 +59,7 @@ class RunPreview:
     speed: float = 1.0  # how many times faster than real ones these hosts run (the demo's)
 
 
-def _hosts_of(scope: Scope, spec: SweepSpec) -> tuple[str, ...]:
+def hosts_of(scope: Scope, spec: SweepSpec) -> tuple[str, ...]:
     """Where the engine applies a knob of ``scope`` (app.sweep.apply): the MTU on both ends."""
     if scope is Scope.SERVER:
         return (spec.server,)
@@ -85,7 +85,7 @@ def run_preview(spec: SweepSpec, facts: Mapping[str, HostFacts], *, speed: float
     changes: dict[str, list[Change]] = {h: [] for h in (spec.server, *spec.clients)}
     for knob, values in spec.plan.knobs.items():
         scope = SPECS[knob].scope
-        for host in _hosts_of(scope, spec):
+        for host in hosts_of(scope, spec):
             found = [r for r in rows if r.host == host and r.knob == knob]
             changes[host].append(_change(knob, knob_values_text(knob, values), found))
     mount_point = f"{spec.mount_root}-<session>-<token>"

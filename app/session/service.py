@@ -34,6 +34,7 @@ from app.session.admin_commands import command_line, resume_command
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
+from app.session.preflight import Preflight, preflight
 from app.session.preview import RunPreview, run_preview
 from app.session.study import StudyChoice, build_study, spec_estimate
 from app.store import Store
@@ -238,6 +239,18 @@ class TuningSession:
         hosts = {spec.server, *spec.clients}
         facts = {h: (self.roles[h].value, self.facts[h].to_dict()) for h in hosts if h in self.facts}
         return Measured(facts, [(h, f) for h, f in self._ceilings if h in hosts])
+
+    async def preflight(self, spec: SweepSpec) -> Preflight:
+        """What stands in the way of running ``spec``, found before anything is changed (app.session.preflight).
+        A client whose TCP ceiling the baseline measured has shown the way through its firewalls already."""
+        known = {h for h, f in self._ceilings if "tcp_bps" in f}
+        try:
+            found = await preflight(self.hosts, spec, self.facts, ceilings_known=set(spec.clients) <= known)
+        except HOST_TROUBLE as exc:
+            raise self._trouble(spec.server, exc) from exc
+        if found.notes:
+            self.bus.publish(Message(Level.INFO, "Not checked before the run", "; ".join(found.notes)))
+        return found
 
     async def run(self, spec: SweepSpec) -> SweepFinished:
         """A new session: sweep ``spec``, every change put back at the end; returns how it ended."""

@@ -122,3 +122,24 @@ def test_client_wide_settings_are_said_to_act_on_the_whole_client(qtbot, session
     assert where["rpc_slots (RPC slots per connection, at most)"] == where["dirty_bytes (dirty-page limit)"] == "whole client"
     assert where["read_ahead_kb (client readahead)"] == where["rsize"] == "test mount"
     dialog.reject()
+
+
+def test_the_hosts_are_checked_before_the_confirmation_and_a_problem_stops_it(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The pre-flight check on the spec the run would get: one line per problem, no confirmation, nothing run."""
+    window = to_plan(qtbot, session, tmp_path)
+    plan = window.wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    session.hosts.export_free_bytes = 10 << 20  # the export is all but full
+    session.hosts.unwritable.add("client2")
+    plan.wizard().button(QWizard.WizardButton.CommitButton).click()
+    qtbot.waitUntil(lambda: plan.checking is None and plan.error_label.text().startswith("Nothing was changed."))
+    lines = plan.error_label.text().splitlines()
+    assert lines[1].startswith("• nfs-server: the export /srv/nfs has 10 MiB free and this plan needs ")
+    assert lines[2].startswith("• client2: root may not write the export")
+    assert plan.confirmation is None and not session.running and not session.store.list_sessions()
+    session.hosts.export_free_bytes = 800 << 30
+    session.hosts.unwritable.clear()
+    dialog = _ask(qtbot, plan)  # nothing in the way any more: the confirmation, as before
+    assert plan.error_label.text() == ""
+    dialog.reject()

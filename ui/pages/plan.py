@@ -2,11 +2,14 @@
 
 A study (a load ladder, directory scaling: ui.pages.plan_study) holds each checked knob at
 one value instead, and has no strategy, repetitions or goal. The commit button only asks:
-the run starts from the confirmation (ui.run_confirmation), which lists what the run
-changes on each host, and only on its explicit "Start run"."""
+first the hosts are checked (app.session.preflight: space, python3, the ceiling test's port,
+write access, what each knob needs), then the run starts from the confirmation
+(ui.run_confirmation), which lists what the run changes on each host, and only on its
+explicit "Start run"."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass
 
@@ -48,6 +51,7 @@ from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
 from app.vocabulary import GOAL_TITLES, knob_label, planned_text
 from app.sweep.spec import LOOPING, SweepSpec
+from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
 from ui.pages.plan_study import StudyFields
@@ -59,6 +63,8 @@ COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safet
 STUDY_COLUMNS = {0: "Hold", 4: "Value to hold"}  # a study's words for the columns that differ
 STUDY_SUBTITLE = ("{help} Unchecked knobs stay at the hosts' own settings; a checked one is held at one value "
                   "for the whole study. Every change is put back after.")
+CHECKING = "Checking the hosts before anything is changed…"
+NOT_CLEAR = "Nothing was changed. Checked before the run, this stands in its way:"
 LADDER_WORKLOAD = "rand_read"  # the ladder's workload when none of the sweep's can climb (as the command line's)
 ASYNC_WARNING = (
     "<p><b>async exports are fast because the server acknowledges writes before they are on disk.</b></p>"
@@ -172,6 +178,7 @@ class PlanPage(Page):
         self.errors: dict[str, str] = {}
         self.warnings: dict[str, QMessageBox] = {}  # opt-in kind -> its warning, once asked
         self.confirmation: RunConfirmation | None = None
+        self.checking: asyncio.Task[None] | None = None  # the pre-flight check before the confirmation
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self._kind = StudyKind.SWEEP  # the kind the table and fields are set up for
         self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs, values and workloads, kept while a study is chosen
@@ -506,8 +513,25 @@ class PlanPage(Page):
         if spec == confirmed:
             self.state.spec = spec
             return True
-        self.ask_to_start(spec)
+        if self.checking is None:
+            self.error_label.setText(CHECKING)
+            self.checking = spawn(self._check_then_ask(spec), owner=self)
         return False
+
+    async def _check_then_ask(self, spec: SweepSpec) -> None:
+        """The pre-flight check on the spec the run would get; the confirmation only when nothing is in the way."""
+        try:
+            found = await self.session.preflight(spec)
+        except SessionError as exc:
+            self.error_label.setText(str(exc))
+            return
+        finally:
+            self.checking = None
+        if not found.ok:
+            self.error_label.setText("\n".join([NOT_CLEAR, *(f"• {line}" for line in found.lines())]))
+            return
+        self.error_label.setText("")
+        self.ask_to_start(spec)
 
     def ask_to_start(self, spec: SweepSpec) -> None:
         box = RunConfirmation(self.session.preview(spec), self)
