@@ -1,4 +1,10 @@
-"""How long a plan takes: its strategy's configurations × workloads × repetitions × trial time."""
+"""How long a plan takes: its steps' configurations × workloads × runs × trial time, and the confirmation.
+
+A guided sweep screens every knob at its extremes (known in advance), refines the knobs
+that move the figure (unknown in advance: planned at half of them, the ones with the
+most values, and at worst all), checks its changes (mostly configurations the refinement
+measured) and confirms in pairs. A chosen strategy's search is its own estimate.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +13,49 @@ from dataclasses import dataclass
 
 from experiments.plan import Plan
 from experiments.strategies import make_strategy
+from experiments.verdicts import MAX_PAIRS, MIN_PAIRS, probe_values
+
+MOVING_SHARE = 0.5  # of a guided plan's knobs, the share planned to move the figure
 
 
 @dataclass(frozen=True, slots=True)
 class DurationEstimate:
-    configs: int  # configurations the strategy expects to try, per workload
-    trials: int  # including repetitions, over all workloads
+    configs: int  # configurations the plan expects to measure (each on every workload)
+    trials: int  # including repetitions and the confirmation, over all workloads
     seconds: float  # expected
-    worst_seconds: float  # every trial at its cap and max_runs where noise demands
+    worst_seconds: float  # every trial at its cap, max_runs where noise demands, every knob moving
     capped_by_budget: bool
 
 
-def estimate_duration(plan: Plan) -> DurationEstimate:
+def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
+    """(expected, worst) configurations of a guided plan's screening and refinement."""
+    today = plan.start_config()
+    probes = {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
+    screened = 1 + sum(probes.values())
+    middles = {k: max(0, len(v) - 1 - probes[k]) for k, v in plan.knobs.items()}  # what refinement adds per knob
+    ranked = sorted(middles.values(), reverse=True)
+    moving = max(1, math.ceil(moving_share * len(ranked))) if ranked else 0
+    return screened + sum(ranked[:moving]), screened + sum(ranked)
+
+
+def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> DurationEstimate:
     """What the plan will cost; cheap enough to call on every edit in the plan page."""
-    configs = make_strategy(plan).estimated_configs()
+    w = len(plan.workloads)
+    if plan.strategy == "guided":
+        configs, worst_configs = _guided_configs(plan, moving_share)
+    else:
+        configs = worst_configs = make_strategy(plan).estimated_configs()
+    configs += 1  # the put-back checks mostly reuse measured configurations: one more is planned
+    worst_configs += len(plan.knobs)
     # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
     expected_runs = plan.min_runs + (1 if plan.max_runs > plan.min_runs else 0) / 3
-    trials = configs * len(plan.workloads)
-    seconds = trials * expected_runs * plan.timing.expected_trial_s()
-    worst = trials * plan.max_runs * plan.timing.worst_trial_s()
+    confirm = 2 * w * (MIN_PAIRS + 0.5)
+    trials = configs * w * expected_runs + confirm
+    worst_trials = worst_configs * w * plan.max_runs + 2 * w * MAX_PAIRS
+    seconds = trials * plan.timing.expected_trial_s()
+    worst = worst_trials * plan.timing.worst_trial_s()
     capped = plan.time_budget_s is not None and seconds > plan.time_budget_s
     if plan.time_budget_s is not None:
         seconds = min(seconds, plan.time_budget_s)
         worst = min(worst, plan.time_budget_s)
-    return DurationEstimate(configs, math.ceil(trials * expected_runs), seconds, worst, capped)
+    return DurationEstimate(configs, math.ceil(trials), seconds, worst, capped)

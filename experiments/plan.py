@@ -53,7 +53,7 @@ class Config(Mapping[str, Value]):
         return Config({**dict(self._items), knob: value})
 
 
-STRATEGIES = ("grid", "ofat", "adaptive")
+STRATEGIES = ("guided", "grid", "ofat", "adaptive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ class Plan:
     knobs: Mapping[str, tuple[Value, ...]]  # knob -> candidate values, in their natural order
     workloads: tuple[str, ...] = ("seqread",)
     clients: tuple[str, ...] = ()
-    strategy: str = "adaptive"
+    strategy: str = "guided"
     min_runs: int = 3  # repetitions per configuration (RepeatPolicy bounds)
     max_runs: int = 10
     max_rel_stddev: float = 0.035
@@ -154,7 +154,7 @@ class Plan:
             knobs={k: tuple(v) for k, v in data["knobs"].items()},
             workloads=tuple(data.get("workloads", ("seqread",))),
             clients=tuple(data.get("clients", ())),
-            strategy=data.get("strategy", "adaptive"),
+            strategy=data.get("strategy", "adaptive"),  # sessions before the guided plan searched so
             min_runs=int(data.get("min_runs", 3)),
             max_runs=int(data.get("max_runs", 10)),
             max_rel_stddev=float(data.get("max_rel_stddev", 0.035)),

@@ -170,11 +170,13 @@ class CoordinateStrategy(_Base):
 
     def __init__(self, knobs: Mapping[str, Sequence[Value]], start: Config, seed: int = 0,
                  max_configs: int | None = None, min_gain: float = 0.01, full_scan: int = 6,
-                 max_rounds: int = 4) -> None:
+                 max_rounds: int = 4, max_passes: int | None = None, interactions: bool = True) -> None:
         super().__init__(knobs, start, seed, max_configs)
         self.min_gain = min_gain
         self.full_scan = full_scan
         self.max_rounds = max_rounds
+        self.max_passes = max_passes  # coordinate passes per round (None: until a pass moves nothing)
+        self.interactions = interactions  # the diagonal check of the two strongest knobs
 
     def _knob_order(self) -> list[str]:
         names = list(self.knobs)
@@ -200,8 +202,10 @@ class CoordinateStrategy(_Base):
         effect: dict[str, float] = dict.fromkeys(self.knobs, 0.0)
         first = True
         for _ in range(self.max_rounds):
+            passes = 0
             while True:  # coordinate passes
                 moved = False
+                passes += 1
                 for knob in self._knob_order():
                     values = self.knobs[knob]
                     i = values.index(cur[knob])
@@ -220,9 +224,9 @@ class CoordinateStrategy(_Base):
                     if b != i and self._better(scores[b], cur_v):
                         cur, cur_v, moved = cur.replace(knob, values[b]), scores[b], True
                 first = False
-                if not moved:
+                if not moved or (self.max_passes is not None and passes >= self.max_passes):
                     break
-            if len(self.knobs) < 2:
+            if len(self.knobs) < 2 or not self.interactions:
                 break
             k1, k2 = sorted(self.knobs, key=lambda k: (-effect[k], k))[:2]
             i1, i2 = self.knobs[k1].index(cur[k1]), self.knobs[k2].index(cur[k2])
@@ -258,6 +262,7 @@ def make_strategy(plan: Plan, max_configs: int | None = None) -> GridStrategy | 
         return GridStrategy(plan.knobs, start, plan.seed, max_configs)
     if plan.strategy == "ofat":
         return OneFactorStrategy(plan.knobs, start, plan.seed, max_configs)
+    # adaptive (and guided, whose refinement is this search over the knobs its screening kept):
     # a move must beat the noise the repeat policy accepts, or noise drags the search around
     return CoordinateStrategy(plan.knobs, start, plan.seed, max_configs, min_gain=plan.max_rel_stddev)
 

@@ -19,6 +19,8 @@ SLOTS_NOTE = ("Host-wide on each client: every NFS connection made after it is s
               "The kernel's default, 65536, grows each connection's table as needed; a lower cap bounds the "
               "requests one connection keeps in flight.")
 _MIB = 1 << 20
+RATIO = r"(100|[1-9]?[0-9])%"  # a dirty-page limit in force as a share of memory (vm.dirty_ratio)
+KERNEL_RANGE = r"[0-9]{1,3}–[0-9]{1,3}"  # the attribute cache's own range when no actimeo is set (3–60)
 RESTART_NOTE = ("nfsd takes a new value only while stopped: each change stops and restarts it (its threads and "
                 "listeners as they were), and every NFSv4 client then waits out the grace period "
                 "(nfsv4gracetime, 90 s by default) before opening files. Needs an explicit opt-in.")
@@ -94,21 +96,23 @@ SPECS: dict[str, KnobSpec] = {
         ),
         KnobSpec(
             "actimeo", "attribute cache time", Scope.TEST_MOUNT, "seconds",
-            Validity("attributes cached 0–600 s (0: not cached); longer is staler", minimum=0, maximum=600),
+            Validity("attributes cached 0–600 s (0: not cached); longer is staler", minimum=0, maximum=600,
+                     native=KERNEL_RANGE),
             Safety.COHERENCE, ACTIMEO_RISK,
             (3, 30, 60),
         ),
         KnobSpec(
             "dirty_bytes", "dirty-page limit", Scope.CLIENT, "bytes",
             Validity("dirty page cache a client holds before writers must flush it themselves, 1 MiB–64 GiB",
-                     minimum=_MIB, maximum=64 << 30),
+                     minimum=_MIB, maximum=64 << 30, native=RATIO),
             Safety.MEMORY, DIRTY_NOTE,
             (16 * _MIB, 64 * _MIB, 256 * _MIB, 1024 * _MIB),
         ),
         KnobSpec(
             "dirty_background", "background flush", Scope.CLIENT, "bytes",
             Validity("dirty page cache at which a client starts flushing in the background, 1 MiB–64 GiB "
-                     "(at or above dirty_bytes the kernel uses half of dirty_bytes)", minimum=_MIB, maximum=64 << 30),
+                     "(at or above dirty_bytes the kernel uses half of dirty_bytes)", minimum=_MIB, maximum=64 << 30,
+                     native=RATIO),
             Safety.MEMORY, DIRTY_NOTE,
             (4 * _MIB, 16 * _MIB, 64 * _MIB, 256 * _MIB),
         ),

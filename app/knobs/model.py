@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -38,9 +40,17 @@ class Validity:
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[Value, ...] = ()
+    # The host's own form of the setting when the knob's values cannot express it, as discovery reads it and
+    # the target sets it back: a dirty-page ratio ("20%"), the kernel's attribute-cache range ("3–60").
+    native: str | None = None
+
+    def is_native(self, value: Value) -> bool:
+        return self.native is not None and isinstance(value, str) and re.fullmatch(self.native, value, re.ASCII) is not None
 
     def problem(self, value: Value) -> str | None:
         """None if ``value`` is valid, else a sentence saying what is allowed."""
+        if self.is_native(value):
+            return None
         if self.choices:
             if value in self.choices or str(value) in {str(c) for c in self.choices}:
                 return None

@@ -185,7 +185,9 @@ class MountOptions:
     def from_values(cls, values: dict[str, Value]) -> MountOptions:
         def num(name: str) -> int | None:
             v = values.get(name)
-            return int(v) if v is not None else None
+            if v is None or SPECS[name].validity.is_native(v):  # the kernel's own range: no option at all
+                return None
+            return int(v)
 
         vers = values.get("nfsvers")
         return cls(num("rsize"), num("wsize"), str(vers) if vers is not None else None, num("nconnect"),

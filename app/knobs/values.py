@@ -76,6 +76,9 @@ def parse_value(knob: str, text: str) -> Value:
     if len(t) > MAX_TEXT:
         raise BadValue(knob, f"{t[:MAX_TEXT]!r}… is too long to be a value of this knob")
     validity = spec.validity
+    native = t.replace("-", "–").replace(" ", "")  # "3-60", "20 %": the host's own form as typed
+    if validity.is_native(native):
+        return native
     if validity.choices and all(isinstance(c, str) for c in validity.choices):
         choice = next((c for c in validity.choices if str(c).lower() == t.lower()), None)
         if choice is None:

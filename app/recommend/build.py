@@ -26,6 +26,8 @@ from app.recommend.model import (
 )
 from app.recommend.goal_rule import config_latency, goal_claim, inverse_p99s, left_out, p99_gain
 from app.recommend.objectives import OBJECTIVES, objective_of
+from app.recommend.plan_choice import NOT_CHECKED, PlanRecommendation, plan_recommendation
+from app.recommend.runs import runs_of
 from app.recommend.ranking import config_key, numbered, rank, sustainable
 from app.recommend.telemetry import TelemetryDigest, combine, digest_arrays, digest_mapping
 from app.vocabulary import BYTES, coherence_text, config_text, figure_text, goal_text, latency_text, unit_of
@@ -35,8 +37,9 @@ from app.store.store import Store
 from experiments.fairness import Fairness, config_fairness
 from experiments.goals import Goal, GoalKind
 from experiments.latency import Latency
-from experiments.plan import Plan
-from experiments.statistics import compare, estimate
+from experiments.plan import Config, Plan
+from experiments.statistics import RepeatPolicy, compare, estimate
+from experiments.steps import GUIDED_MIN_RUNS
 
 ASYNC_KNOB = "export_sync"
 
@@ -392,8 +395,69 @@ def recommend(
                                       goal=goal)]
         if r is not None
     ]
+    plan = session_plan(store, session_id, goal, confidence, by_objective)
+    if plan is not None and plan.status != NOT_CHECKED:
+        recs = [with_plan(r, plan) for r in recs]
+    elif plan is not None:
+        recs = [replace(r, plan=plan, warnings=(*r.warnings, plan.evidence[0])) for r in recs]
     notes = (f"{len(excluded)} trial(s) excluded: see 'excluded'.",) if excluded else ()
     return SessionRecommendation(session_id, tuple(recs), tuple(excluded), ceilings, allow_async, notes)
+
+
+def session_plan(store: Store, session_id: int, goal: Goal, confidence: float,
+                 figures: Mapping[str, Sequence[TrialFigures]]) -> PlanRecommendation | None:  # fmt: skip
+    """The session's one configuration from its runs (app.recommend.plan_choice); None for a study or an unreadable plan."""
+    stored = store.get_session(session_id).plan
+    if not isinstance(stored, Mapping) or not isinstance(stored.get("knobs"), Mapping):
+        return None
+    sweep = stored.get("sweep")
+    if isinstance(sweep, Mapping) and (sweep.get("ladder") or sweep.get("dirs")):
+        return None
+    try:
+        plan = Plan.from_json(stored)
+    except (KeyError, TypeError, ValueError):
+        return None
+    runs = runs_of(store.trials(session_id), goal)
+    workloads = tuple(dict.fromkeys(r.workload for r in runs))
+    if not runs or not workloads:
+        return None
+    today = plan.start_config()
+    low = max(plan.min_runs, GUIDED_MIN_RUNS) if plan.strategy == "guided" else plan.min_runs
+    policy = RepeatPolicy(plan.max_rel_stddev, low, max(low, plan.max_runs))
+    digests: dict[str, TelemetryDigest] = {}
+    for figs in figures.values():
+        for f in figs:
+            digests.setdefault(config_key(f.config), f.telemetry)
+    per_mib = {config_key(f.config): f.mean for figs in figures.values() for f in figs}
+
+    def digest(config: Config) -> TelemetryDigest | None:
+        d = digests.get(config_key(config))
+        return d if d is not None and d.host is not None else None
+
+    def requests_per_mib(d: TelemetryDigest) -> float | None:
+        key = next((k for k, v in digests.items() if v is d), None)
+        mean = per_mib.get(key) if key else None
+        return d.arrived_per_s / (mean / (1 << 20)) if d.arrived_per_s and mean else None
+
+    return plan_recommendation(runs, today, workloads, policy, confidence,
+                               knobs=plan.knobs if plan.strategy == "guided" else None, digest=digest,
+                               per_mib=requests_per_mib)  # fmt: skip
+
+
+def with_plan(rec: ObjectiveRecommendation, plan: PlanRecommendation) -> ObjectiveRecommendation:
+    """One objective's record carrying the plan's configuration: its ranking stays this workload's own, its
+    configuration and evidence are the plan's, its gain this workload's share of the confirmed one."""
+    key = config_key(plan.config)
+    row = next((r for r in rec.ranking if config_key(r.config) == key), None)
+    conf = plan.confirmation
+    ratio = conf.per_workload.get(rec.objective) if conf is not None else None
+    gain = None
+    if ratio is not None:
+        diff = (row.throughput.mean - rec.baseline.throughput.mean) if row is not None and rec.baseline is not None else 0.0
+        gain = Gain(diff, ratio.rel, ratio.low, ratio.high, ratio.beyond_noise and plan.changed)
+    own = [ev.stability_text(row, rec.unit), *([line] if (line := ev.latency_line(row)) else [])] if row else []
+    return replace(rec, config=dict(plan.config), changed=plan.changed, gain=gain, runner_up=None,
+                   evidence=(*plan.evidence, *own), rule=plan.rule, plan=plan)  # fmt: skip
 
 
 def save(store: Store, rec: SessionRecommendation) -> list[int]:

@@ -13,7 +13,7 @@ import math
 import statistics as st
 from collections.abc import Mapping, Sequence
 
-from app.recommend.choice import Versus
+from experiments.noise import Versus
 from app.recommend.model import ConfigResult, Gain, LatencyFigures
 from app.vocabulary import OPS, figure_text, latency_text
 from experiments.goals import Goal, GoalKind

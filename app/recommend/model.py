@@ -169,9 +169,14 @@ class ObjectiveRecommendation:
     runner_up: ConfigResult | None = None  # the next candidate, named when it was close
     goal: Goal = field(default_factory=Goal)  # what the choice optimised (experiments.goals)
     met_goal: bool = True  # False: no configuration met the goal, so nothing is recommended (config: keep today's)
+    # The plan's one configuration (app.recommend.plan_choice), the same on every objective: its config is
+    # the plan's, its gain this workload's confirmed one. None: a session recorded before plans chose one.
+    plan: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return dict(plain(asdict(self)))
+        out = dict(plain(asdict(self)))
+        out["plan"] = self.plan.to_json() if self.plan is not None else None
+        return out
 
 
 @dataclass(frozen=True, slots=True)

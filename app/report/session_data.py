@@ -22,7 +22,7 @@ from app.snippets.model import Snippet
 from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
-from app.vocabulary import BYTES, OPS, config_text, figure_text, goal_text, latency_text, unit_of, workload_id
+from app.vocabulary import BYTES, OPS, change_text, config_text, figure_text, gain_text, goal_text, latency_text, unit_of, workload_id
 from app.vocabulary.fairness import fairness_note
 from app.vocabulary.figures import MISSING
 from experiments.fairness import Fairness
@@ -162,6 +162,56 @@ class RankedConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanView:
+    """The plan's one configuration (app.recommend.plan_choice), read from its JSON form."""
+
+    config: dict[str, Any]
+    changes: dict[str, tuple[Any, Any]]  # knob -> (today, recommended)
+    status: str
+    evidence: tuple[str, ...]
+    knob_lines: tuple[Mapping[str, Any], ...]
+    confirmation: Mapping[str, Any] | None
+    alternatives: tuple[Mapping[str, Any], ...]
+    rule: str
+
+    @classmethod
+    def from_json(cls, data: Any) -> PlanView | None:
+        if not isinstance(data, Mapping) or not isinstance(data.get("config"), Mapping):
+            return None
+        changes = {}
+        for k, pair in _mapping(data.get("changes")).items():
+            if isinstance(pair, list | tuple) and len(pair) == 2:
+                changes[str(k)] = (pair[0], pair[1])
+        conf = data.get("confirmation")
+        return cls(dict(data["config"]), changes, str(data.get("status") or ""),
+                   tuple(str(e) for e in data.get("evidence") or ()),
+                   tuple(k for k in data.get("knobs") or () if isinstance(k, Mapping)),
+                   conf if isinstance(conf, Mapping) else None,
+                   tuple(a for a in data.get("alternatives") or () if isinstance(a, Mapping)), str(data.get("rule") or ""))
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def change_text(self) -> str:
+        """'nfsd_threads 8 → 64, read_ahead_kb 128 → 4096'; '' when nothing changes."""
+        return ", ".join(change_text(k, a, b) for k, (a, b) in self.changes.items())
+
+    @property
+    def confirmed_gain(self) -> tuple[float, float | None, float | None] | None:
+        """(gain, low, high) of the confirmation's paired estimate on the joint figure; None without one."""
+        gain = _mapping(_mapping(self.confirmation).get("gain"))
+        rel = _num(gain.get("rel"))
+        return (rel, _num(gain.get("low")), _num(gain.get("high"))) if rel is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"config": self.config, "changes": {k: list(v) for k, v in self.changes.items()}, "status": self.status,
+                "evidence": list(self.evidence), "knobs": [dict(k) for k in self.knob_lines],
+                "confirmation": dict(self.confirmation) if self.confirmation is not None else None,
+                "alternatives": [dict(a) for a in self.alternatives], "rule": self.rule}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectiveView:
     """One objective's recommendation, read from its JSON form."""
 
@@ -176,6 +226,7 @@ class ObjectiveView:
     stored: bool  # False: computed now from the trials, not what the sweep saved
     goal: Goal = field(default_factory=Goal)  # what the choice optimised (older recommendations: throughput)
     met_goal: bool = True  # False: no configuration met the goal; nothing is recommended
+    plan: PlanView | None = None  # the plan's one configuration; None in sessions recorded before plans chose one
 
     @classmethod
     def from_json(cls, objective: str, data: Mapping[str, Any], *, stored: bool) -> ObjectiveView:
@@ -205,6 +256,7 @@ class ObjectiveView:
             gain_rel=_num(gain.get("rel")) if gain else None,
             gain_beyond_noise=bool(gain.get("beyond_noise")) if gain else None,
             stored=stored, goal=Goal.stored(data.get("goal")), met_goal=data.get("met_goal") is not False,
+            plan=PlanView.from_json(data.get("plan")),
         )
 
     @property
@@ -243,9 +295,21 @@ class ObjectiveView:
         """One line: what to do, and the figures it stands on (under a latency goal, its p99 too)."""
         if not self.met_goal:
             return f"Nothing meets the goal ({goal_text(self.goal)}): keep the current settings"
-        what = "Change to" if self.changed else "Keep the current settings"
         figure = f" — {self.figures_text()}" if self.figure is not None else ""
+        if self.plan is not None and self.plan.status != "not checked":
+            if not self.plan.changed:
+                return f"Keep today's settings{figure}"
+            gain = self.plan_gain_text()
+            return f"Change {self.plan.change_text()}{figure}{f', {gain} confirmed' if gain else ''}"
+        what = "Change to" if self.changed else "Keep the current settings"
         return f"{what}: {config_text(self.config)}{figure}"
+
+    def plan_gain_text(self) -> str:
+        """This workload's confirmed gain: '+41 % (+35 % … +47 %)'; '' without a confirmation."""
+        if self.gain_rel is None or self.plan is None or self.plan.confirmation is None:
+            return ""
+        per = _mapping(_mapping(self.plan.confirmation.get("per_workload")).get(self.objective))
+        return gain_text(_num(per.get("rel")), _num(per.get("low")), _num(per.get("high"))) if per else ""
 
     def figures_text(self) -> str:
         """The recommended figure, and under a latency goal its p99: '95.2 MB/s, p99 4.12 ms'."""
@@ -257,6 +321,7 @@ class ObjectiveView:
                 "p99_ms": self.p99_ms, "goal": self.goal.to_json(), "met_goal": self.met_goal,
                 "changed": self.changed, "gain_rel": self.gain_rel, "gain_beyond_noise": self.gain_beyond_noise,
                 "evidence": list(self.evidence), "warnings": list(self.warnings), "stored": self.stored,
+                "plan": self.plan.to_json() if self.plan is not None else None,
                 "ranking": [{"rank": r.rank, "config": r.config, "trial_ids": list(r.trial_ids), "n": r.n,
                              "mean_bps": r.mean, "half_width_bps": r.half_width, "median_cv": r.median_cv,
                              "p50_ms": r.p50_ms, "p99_ms": r.p99_ms, "p999_ms": r.p999_ms, "meets_goal": r.meets_goal}
@@ -345,18 +410,29 @@ def snippet_groups(store: Store, session_id: int, trials: Sequence[TrialRecord],
     """One group per distinct recommended configuration (objectives sharing one share its snippets)."""
     by_config: dict[str, list[ObjectiveView]] = {}
     for o in objectives:
-        by_config.setdefault(repr(sorted(o.config.items(), key=lambda kv: kv[0])), []).append(o)
+        if o.plan is not None and o.plan.status != "not checked" and not o.plan.changed:
+            continue  # today's settings stay: nothing to paste
+        by_config.setdefault(repr(sorted(snippet_config(o).items(), key=lambda kv: kv[0])), []).append(o)
     groups = []
     for views in by_config.values():
         first = views[0]
+        config = snippet_config(first)
         ctx = context_for_session(store, session_id, first.objective, _key_workload(trials, first.objective, first.config))
         try:
-            snippets = tuple(render_all(first.config, ctx))
+            snippets = tuple(render_all(config, ctx))
             error = ""
         except ValueError as e:  # a stored value that cannot go into a config file
             snippets, error = (), f"cannot render snippets: {e}"
-        groups.append(SnippetGroup(tuple(v.objective for v in views), dict(first.config), snippets, error))
+        groups.append(SnippetGroup(tuple(v.objective for v in views), config, snippets, error))
     return tuple(groups)
+
+
+def snippet_config(view: ObjectiveView) -> dict[str, Any]:
+    """What the snippets set: only the plan's changes (every other knob stays as the hosts have it);
+    older sessions' whole recommended configuration."""
+    if view.plan is not None and view.plan.status != "not checked":
+        return {k: new for k, (_, new) in view.plan.changes.items()}
+    return dict(view.config)
 
 
 def study_sweep(plan: Any, study: str) -> Mapping[str, Any] | None:

@@ -23,6 +23,7 @@ from experiments.workloads import MIB
 
 # What each strategy does, as the faces say it after its name (experiments.strategies implements them).
 STRATEGY_TEXT: dict[str, str] = {
+    "guided": "find the knobs that matter here, tune only those, confirm the change",
     "adaptive": "one knob at a time, keeping each winner",
     "ofat": "one knob at a time, from today's values",
     "grid": "every combination",
@@ -52,8 +53,8 @@ class PlanChoices:
 
     knobs: Mapping[str, str] = field(default_factory=dict)  # knob -> values as typed: "8, 16, 64"
     workloads: Sequence[str] = ("seq_read",)
-    strategy: str = "adaptive"
-    repetitions: int = 3  # runs per configuration at least
+    strategy: str = "guided"
+    repetitions: int = 2  # runs per configuration at least (the noise is pooled over them all; the choice is confirmed)
     max_repetitions: int | None = None  # at most, while the runs are noisy; None: 3 × repetitions
     duration_s: float | None = None  # the measuring cap of a trial; None: Timing's
     allow_async: bool = False  # the admin read the warning about async exports and opted in

@@ -42,7 +42,6 @@ from app.store.records import JournalEntry
 from app.sweep.engine import SweepEngine
 from app.sweep.events import Decision, HostLost
 from app.sweep.events import SweepFinished
-from app.sweep.study_engines import engine_class, engine_for_session
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
 from app.sweep.spec import SweepSpec
@@ -254,13 +253,13 @@ class TuningSession:
 
     async def run(self, spec: SweepSpec) -> SweepFinished:
         """A new session: sweep ``spec``, every change put back at the end; returns how it ended."""
-        return await self._drive(engine_class(spec)(self.store, self.hosts, self.bus, spec,
-                                                    deadman_timeout=self.deadman_timeout, measured=self._measured(spec)))
+        return await self._drive(SweepEngine(self.store, self.hosts, self.bus, spec,
+                                             deadman_timeout=self.deadman_timeout, measured=self._measured(spec)))
 
     async def resume(self, session_id: int) -> SweepFinished:
         """Go on with an interrupted or cancelled session where it stopped."""
-        return await self._drive(engine_for_session(self.store, self.hosts, self.bus, session_id,
-                                                    deadman_timeout=self.deadman_timeout))  # fmt: skip
+        return await self._drive(SweepEngine.for_session(self.store, self.hosts, self.bus, session_id,
+                                                         deadman_timeout=self.deadman_timeout))  # fmt: skip
 
     async def _drive(self, engine: SweepEngine) -> SweepFinished:
         finished: list[SweepFinished] = []

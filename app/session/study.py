@@ -98,6 +98,6 @@ def spec_estimate(spec: SweepSpec) -> DurationEstimate:
     if spec.dirs:
         layouts = len(spec.dirs)
         each = timing.setup_s + 2 * spec.entries / PLANNED_CREATES_PER_S  # creates, then the timed delete
-        worst = timing.setup_s + replace(spec, layout=spec.dirs[0]).phased_cap_s  # where the engine calls it stuck
+        worst = timing.setup_s + spec.phased_cap_s  # where the engine calls it stuck
         return DurationEstimate(layouts, layouts, layouts * each, layouts * worst, False)
     return estimate_duration(spec.plan)

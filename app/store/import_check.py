@@ -140,7 +140,7 @@ TABLES: dict[str, tuple[Col, ...]] = {
         _ID, _int("session_id"), _int("plan_id", nullable=True), _json("config", CONFIG), _json("workload", Obj()),
         _int("repetition", 0, 1e9), _int("order_index", -1e12, 1e12), _state("state", [s.value for s in TrialState]),
         _text("reason"), _time("started", nullable=True), _time("ended", nullable=True),
-        _json("summary", SUMMARY, nullable=True),
+        _json("summary", SUMMARY, nullable=True), _text("step", MAX_NAME),
     ),
     "sample_blocks": (_ID, _int("trial_id"), _text("client", MAX_NAME), _real("t_first"), _real("t_last"),
                       _int("n", 0, MAX_BLOCK_SAMPLES)),  # data: checked on its own (_Check.blocks)

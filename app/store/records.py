@@ -54,6 +54,7 @@ class TrialRecord:
     started: float | None
     ended: float | None
     summary: JsonValue | None
+    step: str = ""  # the plan's step that asked for it (experiments.steps); "" in older sessions: a search
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,9 +164,15 @@ def _v2(conn: sqlite3.Connection) -> None:
         last = batch[-1][0]
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """Each trial names the step of its plan that asked for it (experiments.steps); older trials ran a search."""
+    conn.execute("ALTER TABLE trials ADD COLUMN step TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _v1),
     Migration(2, "sample phase and count in sample blocks", _v2),
+    Migration(3, "the step of the plan each trial ran for", _v3),
 )
 
 

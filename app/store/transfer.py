@@ -58,13 +58,13 @@ def _copy_session(conn: sqlite3.Connection, src: str, dst: str, session_id: int,
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS trial_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     conn.execute("DELETE FROM temp.trial_map")
     for r in conn.execute(
-        f"SELECT id, plan_id, config, workload, repetition, order_index, state, reason, started, ended, summary"
+        f"SELECT id, plan_id, config, workload, repetition, order_index, state, reason, started, ended, summary, step"
         f" FROM {src}.trials WHERE session_id=? ORDER BY id",
         (session_id,),
     ).fetchall():
         new_tid = conn.execute(
             f"INSERT INTO {dst}.trials (session_id, plan_id, config, workload, repetition, order_index, state,"
-            " reason, started, ended, summary) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " reason, started, ended, summary, step) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (new_sid, plan_map.get(r[1]) if r[1] is not None else None, *r[2:]),
         ).lastrowid
         conn.execute("INSERT INTO temp.trial_map (old, new) VALUES (?,?)", (r[0], new_tid))

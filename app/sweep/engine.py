@@ -1,11 +1,16 @@
-"""The trial loop: configurations from the strategy → knobs → run → summary → store.
+"""The trial loop: a plan's steps ask for trials → knobs → run → summary → store.
 
-One trial: apply the configuration (journal first; a fresh test mount on every client)
-→ drop caches on server and clients → warm-up → measure until steady or the cap →
-summarise the summed throughput → store the trial as ok or broken (a host error, or
-faster than the link can carry: a cache answered). A configuration is repeated until
-the RepeatPolicy is satisfied. Every change is reverted at the end, on cancel and on
-error. A resumed session replays its stored results into the strategy.
+A plan is a list of steps (experiments.steps): a guided sweep's screening, refinement,
+put-back checks and confirmation; a chosen strategy's search and the same two checks;
+a load ladder's or a directory study's one step. The engine asks the current step for
+its next trials, given every run so far, and runs them (shuffled against drift, but
+the confirmation's pairs in their order) until the step asks for nothing; then the
+next step. One trial: apply the configuration (journal first; a fresh test mount on
+every client) → drop caches on server and clients → warm-up → measure until steady or
+the cap → summarise → store the trial as ok or broken (a host error, or faster than the
+link can carry: a cache answered) with the step that asked for it. Every change is
+reverted at the end, on cancel and on error. A resumed session feeds its stored trials
+to the steps, which carry on where they stopped.
 
 Entry: ``SweepEngine(store, hosts, bus, spec, measured=…).run()`` opens a new session
 (with what was measured before it, so nothing is measured twice);
@@ -57,27 +62,34 @@ from app.sweep.events import (
     TrialFinished,
     TrialStarted,
 )
+from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, runs_of, score_of
 from app.sweep.figures import phase_figures, phased_problem
+from app.sweep.plan_steps import estimated_trials, spec_steps
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
 from app.vocabulary import figure_text
-from experiments.estimate import estimate_duration
+from experiments.board import Ask, Run
 from experiments.fairness import Fairness, run_fairness
 from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
 from experiments.samples import Sample
 from experiments.stability import SteadyStateDetector, summarize
-from experiments.statistics import RepeatPolicy, repeat_decision
-from experiments.strategies import TrialResult, make_strategy
-from experiments.topups import TOPUP_TRIES, short_of_runs, topup_budget, topup_order
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED = "interrupted"  # reason prefix Store.recover_interrupted writes
-MAX_BROKEN_IN_A_ROW = 2  # a configuration that breaks twice is not tried again
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
-BLAMED = "recorded against it, as what may have broken the host"  # such a configuration is not tried again
-REFUSED = "applying the configuration failed"  # a host refused it (a bad value, a shared transport): its own
+
+
+@dataclass
+class RunContext:
+    """What every trial of one run needs: its session and plan row, the journal, the hosts as prepared."""
+
+    sid: int
+    plan_id: int | None
+    journal: Journal
+    applier: Applier
+    telemetry: list[TelemetryTarget]
+    mount_point: str
 
 
 class _HostGone(Exception):
@@ -128,7 +140,6 @@ class SweepEngine:
         self.cancel = cancel or asyncio.Event()
         self.measured = measured or Measured()
         self.runner = self.hosts.runner(bus, spec.python)
-        self.policy = RepeatPolicy(spec.plan.max_rel_stddev, spec.plan.min_runs, spec.plan.max_runs)
         self.session_id: int | None = None
         self.link_bps = spec.link_bps  # per client: given by the admin, else the measured TCP ceiling
         self.link_measured = False
@@ -160,7 +171,7 @@ class SweepEngine:
     def _open_session(self) -> tuple[int, int | None]:
         hosts = [self.spec.server, *self.spec.clients]
         if self.session_id is None:
-            sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes="ladder" if self.spec.ladder else "dirs" if self.spec.dirs else "sweep")
+            sid = self.store.create_session(hosts, plan=self.spec.to_json(), notes=self.spec.kind)
             plan_id: int | None = self.store.save_plan(sid, self.spec.to_json())
             self.measured.record(self.store, sid)
         else:
@@ -172,18 +183,10 @@ class SweepEngine:
         self.session_id = sid
         return sid, plan_id
 
-    def stored_results(self, kind: str) -> list[TrialResult]:
-        """Finished trials of one workload as the strategy sees them; interrupted ones are redone."""
+    def stored_runs(self) -> list[Run]:
+        """Finished trials as the plan's steps see them (app.recommend.runs)."""
         assert self.session_id is not None
-        out = []
-        for t in self.store.trials(self.session_id):
-            if not isinstance(t.workload, dict) or t.workload.get("kind") != kind:
-                continue
-            if t.state == TrialState.OK and isinstance(t.summary, dict) and "mean" in t.summary:
-                out.append(TrialResult(Config(t.config), float(t.summary["mean"])))
-            elif t.state == TrialState.BROKEN and not t.reason.startswith(INTERRUPTED):
-                out.append(TrialResult(Config(t.config), None))
-        return out
+        return runs_of(self.store.trials(self.session_id), self.spec.goal, self.spec.kind)
 
     # -- the loop -------------------------------------------------------------
 
@@ -359,10 +362,6 @@ class SweepEngine:
             for w in waits:
                 w.cancel()
 
-    def _step_text(self) -> str:
-        """A study's step for the trial events (the study engines name theirs); a sweep has none."""
-        return ""
-
     def _progress(self) -> None:
         eta = None
         if self._durations:
@@ -370,90 +369,43 @@ class SweepEngine:
         self.bus.publish(Progress(self._done, max(self._total, self._done), eta))
 
     async def _sweep(self, sid: int, plan_id: int | None, journal: Journal) -> None:
-        plan = self.spec.plan
-        already = sum(len(self.stored_results(workload_kind(w))) for w in plan.workloads)
-        self._total = max(estimate_duration(plan).trials, already)
-        self._done = already
-        self.bus.publish(SweepStarted(sid, self._total, already))
+        runs = self.stored_runs()
+        self._done = len(runs)
+        self._total = max(estimated_trials(self.spec), self._done)
+        self.bus.publish(SweepStarted(sid, self._total, self._done))
         self._progress()
         applier, telemetry, mount_point = await self._prepare(sid, journal)
-        for name in plan.workloads:
-            kind = workload_kind(name)
-            strategy = make_strategy(plan)
-            results = self.stored_results(kind)
+        ctx = RunContext(sid, plan_id, journal, applier, telemetry, mount_point)
+        for step in spec_steps(self.spec):
             while not self.cancel.is_set():
-                # finish configurations a previous run left short of their repetitions first
-                todo = [c for c in dict.fromkeys(r.config for r in results) if self._needs_more(c, results)]
-                if not todo:
-                    todo = strategy.next_trials(results)
-                    random.Random(plan.seed + len(results)).shuffle(todo)  # drift must not favour an order
-                if not todo:
+                asks = step.next(runs)
+                if not asks:
                     break
-                for config in todo:
+                if not step.ordered:
+                    random.Random(self.spec.plan.seed + len(runs)).shuffle(asks)  # drift must not favour an order
+                for ask in asks:
+                    await self._unpaused()
                     if self.cancel.is_set():
                         break
-                    await self._repeat(sid, plan_id, applier, telemetry, mount_point, name, config, results)
-            if not self.cancel.is_set():
-                await self._top_up(sid, plan_id, applier, telemetry, mount_point, name, results)
-            await applier.release_clients()
+                    mine = [r for r in runs if r.config == ask.config and r.workload == ask.workload]
+                    if any(r.value is None for r in mine):
+                        self._topups += 1  # a run lost to a broken trial, given back
+                    value, blamed = await self._trial(ctx, ask, len(mine))
+                    runs.append(Run(ask.step, ask.config, ask.workload, value, ask.variant, blamed))
+                    self._total = max(self._total, self._done + 1)
+        await applier.release_clients()
 
-    async def _top_up(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
-                      mount_point: str, name: str, results: list[TrialResult]) -> None:  # fmt: skip
-        """Give configurations that lost runs to broken trials their runs back (the rule: experiments.topups).
-
-        Not those a host refused or that broke a host: running them again gives the same answer.
-        """
-        budget, min_runs = topup_budget(results), self.policy.min_runs
-        blamed = {Config(t.config) for t in self.store.trials(sid) if BLAMED in t.reason or t.reason.startswith(REFUSED)}
-        done = 0
-        for config in topup_order(results, self.spec.plan.start_config(), min_runs, blamed):
-            tries = 0
-            while short_of_runs(config, results, min_runs) and tries < TOPUP_TRIES and done < budget:
-                if not await self._once(sid, plan_id, applier, telemetry, mount_point, name, config, results):
-                    return
-                tries, done = tries + 1, done + 1
-        if done:
-            self._topups += done
-            self.bus.publish(Message(Level.INFO, f"Re-ran {done} trial(s) of {workload_kind(name)} for "
-                                                 "configurations that had lost runs to broken trials"))  # fmt: skip
-
-    def _needs_more(self, config: Config, results: Sequence[TrialResult]) -> bool:
-        runs = [r for r in results if r.config == config]
-        values = [r.value for r in runs if r.value is not None]
-        broken_tail = 0
-        for r in reversed(runs):
-            if r.value is not None:
-                break
-            broken_tail += 1
-        if broken_tail >= MAX_BROKEN_IN_A_ROW or not values:
-            return False
-        return repeat_decision(values, self.policy).more
-
-    async def _repeat(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
-                      mount_point: str, name: str, config: Config, results: list[TrialResult]) -> None:  # fmt: skip
-        while await self._once(sid, plan_id, applier, telemetry, mount_point, name, config, results):
-            if not self._needs_more(config, results):
-                return
-
-    async def _once(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
-                    mount_point: str, name: str, config: Config, results: list[TrialResult]) -> bool:  # fmt: skip
-        """One more trial of ``config`` once not paused, added to ``results``; False when cancelled instead."""
-        await self._unpaused()
-        if self.cancel.is_set():
-            return False
-        rep = sum(1 for r in results if r.config == config)
-        value = await self._trial(sid, plan_id, applier, telemetry, mount_point, name, config, rep)
-        results.append(TrialResult(config, value))
-        return True
-
-    async def _trial(self, sid: int, plan_id: int | None, applier: Applier, telemetry: list[TelemetryTarget],
-                     mount_point: str, name: str, config: Config, rep: int) -> float | None:  # fmt: skip
+    async def _trial(self, ctx: RunContext, ask: Ask, rep: int) -> tuple[float | None, bool]:
+        """One trial of ``ask``: (its figure for the steps, or None when broken; whether it is held against its
+        configuration: refused by a host, or it broke one)."""
         spec, timing = self.spec, self.spec.plan.timing
-        workload = spec.workload(name)
+        sid, config = ctx.sid, ask.config
+        workload = spec.workload(ask.workload, dict(ask.variant))
         t_start = time.monotonic()
-        trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=plan_id)
+        trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=ctx.plan_id,
+                                        step=ask.step)  # fmt: skip
         self.skip.clear()
-        step = self._step_text()
+        step = ask.label
         self.bus.publish(TrialStarted(sid, trial_id, dict(config), workload.kind, rep, step))
         summary: dict[str, Any] = {"unit": "B/s"}  # phased workloads: "ops/s" (app.sweep.figures)
         state, reason, value = TrialState.BROKEN, "", None
@@ -463,7 +415,7 @@ class SweepEngine:
         try:
             try:
                 try:
-                    applying = await applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
+                    applying = await ctx.applier.apply(config)  # type: ignore[arg-type]  # a valid plan's values are ints and strings
                     summary.update(effective=applying.effective, negotiated=applying.negotiated, notes=applying.notes)
                 except (KnobError, HostError) as exc:
                     raise RunError("", f"{REFUSED}: {exc}") from exc
@@ -475,7 +427,7 @@ class SweepEngine:
                 measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
                                    SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
                 result = await self.runner.run(
-                    trial_id, workload, [ClientWork(c, mount_point) for c in spec.clients], telemetry=telemetry,
+                    trial_id, workload, [ClientWork(c, ctx.mount_point) for c in spec.clients], telemetry=ctx.telemetry,
                     drop_caches_on=[spec.server, *spec.clients],
                     monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
                     max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
@@ -502,7 +454,7 @@ class SweepEngine:
             except RunError as exc:
                 reason = str(exc)
             if state == TrialState.BROKEN and reason and reason != SKIPPED and not self.cancel.is_set():
-                lost, reason = await self._blame(sid, name, config, reason)
+                lost, reason = await self._blame(sid, ask.workload, config, reason)
         finally:
             if state == TrialState.OK or reason or not self.cancel.is_set():
                 self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
@@ -519,7 +471,8 @@ class SweepEngine:
             self._progress()
         if lost is not None:
             raise _HostGone(lost)
-        return value
+        blamed = BLAMED in reason or reason.startswith(REFUSED)
+        return (score_of(summary, spec.goal) if state == TrialState.OK else None), blamed
 
     async def _blame(self, sid: int, name: str, config: Config, reason: str) -> tuple[HostLost | None, str]:
         """After a broken trial: did a host go away (the trial runs again later), or did this

@@ -55,3 +55,4 @@ def phased_problem(figures: Mapping[str, Any]) -> str | None:
         return (f"its phases took {_count(figures.get('measured_s')):.2f} s, too short to time honestly "
                 f"(at least {MIN_PHASED_S:.0f} s): give the workload more files")
     return None
+

@@ -65,11 +65,11 @@ class SweepSpec:
     python: Mapping[str, str] = field(default_factory=dict)  # host -> interpreter
     engine: str = "agent"  # the load: "agent", "fio" or "auto" (fio where it runs the spec exactly)
     goal: Goal = field(default_factory=Goal)  # what the recommendation optimises (experiments.goals)
-    ladder: tuple[int, ...] = ()  # a load ladder (app.sweep.ladder): streams per client at each step
-    jobs: int | None = None  # streams per client the looping workload runs with (None: its default)
-    dirs: tuple[str, ...] = ()  # a directory-scaling study (app.sweep.dirs): the layouts, one trial each
+    # A study instead of a sweep (its one step: experiments.steps): a load ladder's streams per client at
+    # each step (app.sweep.ladder), or a directory study's layouts, one trial each, of ``entries`` files.
+    ladder: tuple[int, ...] = ()
+    dirs: tuple[str, ...] = ()
     entries: int = 0  # the study's files per directory (0: PHASED_SIZES' trial size)
-    layout: str | None = None  # the layout the dir_scaling trial runs with (None: the workload's default)
     # Per phased kind, fields that size its trial (e.g. {"tree": {"files": 2000}}); over PHASED_SIZES.
     phased_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
@@ -107,32 +107,38 @@ class SweepSpec:
     def address(self) -> str:
         return self.server_address or self.server
 
+    @property
+    def kind(self) -> str:
+        """"sweep", "ladder" or "dirs": the plan's kind, as sessions are noted."""
+        return "ladder" if self.ladder else "dirs" if self.dirs else "sweep"
+
     def criteria(self) -> SteadyCriteria:
         t = self.plan.timing
         window = int(min(40, max(4, t.min_measure_s / self.interval_s)))
         return SteadyCriteria(window=window)
 
-    def workload(self, name: str) -> WorkloadSpec:
+    def workload(self, name: str, variant: Mapping[str, Any] | None = None) -> WorkloadSpec:
         """The workload as one trial runs it: looping until the monitor or the cap stops it, or
-        (small files, tree, directory scaling) through all of its phases."""
+        (small files, tree, directory scaling) through all of its phases. ``variant``: the fields a
+        study's step sets (a ladder's ``jobs``, a directory study's ``layout``)."""
         kind = workload_kind(name)
         t = self.plan.timing
         duration = t.warmup_s + t.max_measure_s + 2.0  # the monitor stops first; this is the backstop
         cls = WORKLOAD_TYPES[kind]
+        jobs = {"jobs": int(variant["jobs"])} if variant and "jobs" in variant else {}
         if kind in LOOPING:  # the goal's load, when it sets one, holds every configuration to the same rate
-            jobs = {"jobs": self.jobs} if self.jobs else {}
             return cls(file_size=self.file_size, block_size=self.block_size if kind.startswith(("seq", "rew")) else 4096,  # type: ignore[call-arg]
                        loop=True, duration_s=duration, interval_s=self.interval_s, rate_iops=self.goal.load_iops, **jobs)
-        if kind == "dir_scaling" and self.layout:  # a study's trial: its size, layout and curve points
+        if kind == "dir_scaling" and variant and "layout" in variant:  # a study's trial: its size, layout, curve
             return cls(interval_s=self.interval_s, count=self.entries or PHASED_SIZES[kind]["count"],  # type: ignore[call-arg]
-                       layout=self.layout, points=MAX_CURVE_POINTS)
+                       layout=str(variant["layout"]), points=MAX_CURVE_POINTS)
         return cls(interval_s=self.interval_s, **{**PHASED_SIZES.get(kind, {}), **self.phased_sizes.get(kind, {})})
 
     @property
     def phased_cap_s(self) -> float:
         """How long a phased trial may take before it counts as stuck: ten times the measuring cap, or
         for a directory study's trial (a million creates and deletes) 10 ms per entry."""
-        return max(10.0 * self.plan.timing.max_measure_s, 300.0, self.entries * STUDY_S_PER_ENTRY if self.layout else 0.0)
+        return max(10.0 * self.plan.timing.max_measure_s, 300.0, self.entries * STUDY_S_PER_ENTRY if self.dirs else 0.0)
 
     def to_json(self) -> dict[str, Any]:
         sweep = asdict(self)
@@ -147,6 +153,8 @@ class SweepSpec:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SweepSpec:
         sweep = dict(data["sweep"])
+        for gone in ("jobs", "layout"):  # older sessions' study steps, set on the spec by the engine of the time
+            sweep.pop(gone, None)
         sweep["clients"] = tuple(sweep["clients"])
         sweep["goal"] = Goal.from_json(sweep.get("goal"))  # older sessions: the throughput goal
         sweep["ladder"] = tuple(int(n) for n in sweep.get("ladder", ()))

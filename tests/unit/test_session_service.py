@@ -97,7 +97,7 @@ def test_cancel_puts_everything_back_and_a_resume_completes(store: Store) -> Non
     async def go() -> TuningSession:
         session = await connected(store, SimulatedHosts(speed=40.0), ("client1",))
         spec = session.plan(session.choices(knobs={"nfsd_threads": "8, 16, 64"}, workloads=("seq_read",),
-                                            repetitions=1))  # fmt: skip
+                                            repetitions=1, strategy="grid"))  # fmt: skip
         run = asyncio.ensure_future(session.run(spec))
         while not store.trials(1) if store.list_sessions() else True:
             await asyncio.sleep(0.01)
@@ -150,7 +150,7 @@ def test_the_cli_and_the_wizard_build_the_same_plan_from_the_same_defaults(store
         from_page = session.plan(session.choices(knobs={"rsize": "32K, 1M"}))
         assert from_cli == from_page
         plan = from_page.plan
-        assert (plan.strategy, plan.min_runs, plan.max_runs) == ("adaptive", 3, 9)
+        assert (plan.strategy, plan.min_runs, plan.max_runs) == ("guided", 2, 6)
         assert (plan.timing.setup_s, plan.timing.warmup_s, plan.timing.min_measure_s, plan.timing.max_measure_s) \
             == (20.0, 5.0, 15.0, 60.0)
         assert from_page.export == "/srv/nfs" and from_page.server_address == "nfs-server"
