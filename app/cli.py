@@ -16,10 +16,12 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from app import __version__
 from app.commands import arguments
 from app.commands.common import UsageError
+from app.output_files import OutputError, OutputExists
 from app.paths import DB_ENV, log_dir, resolve_db_path
 from app.store.errors import StoreError
 from app.terminal_text import terminal_safe_streams
@@ -101,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
         except UsageError as exc:  # bad input the parser could not see (a missing file, …)
             print(f"nfs-tuner: {exc}", file=sys.stderr)
             return 2
-        except StoreError as exc:  # its text names the file and what to do
+        except OutputExists as exc:  # the face names its own way to replace it
+            print(f"nfs-tuner: {exc} Or add --force to replace it.", file=sys.stderr)
+            return 1
+        except (StoreError, OutputError) as exc:  # its text names the file and what to do
             print(f"nfs-tuner: {exc}", file=sys.stderr)
             return 1
         except sqlite3.Error as exc:  # SQLite's own words name no file: say which ones it may be
@@ -137,17 +142,26 @@ def _log_to_file() -> None:
     root.addHandler(handler)
 
 
-def internal_error(exc: Exception) -> int:
-    """A bug: one line on the terminal, the traceback in the log file the admin can send."""
+def log_traceback(exc: BaseException) -> Path | None:
+    """``exc``'s traceback appended to the log file the admin can send; its path, or None when it cannot be written."""
     text = "".join(traceback.format_exception(exc))
     try:
         log = log_dir() / LOG_NAME
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as f:
             f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} nfs-tuner {__version__}\n{text}")
-        where = f"the traceback is in {log}"
     except OSError:
-        sys.stderr.write(text)
+        return None
+    return log
+
+
+def internal_error(exc: Exception) -> int:
+    """A bug: one line on the terminal, the traceback in the log file the admin can send."""
+    log = log_traceback(exc)
+    if log is not None:
+        where = f"the traceback is in {log}"
+    else:
+        sys.stderr.write("".join(traceback.format_exception(exc)))
         where = "the traceback is above"
     print(f"nfs-tuner: internal error ({type(exc).__name__}: {exc}); please report it, {where} "
           f"(set {DEBUG_ENV}=1 to see it raised)", file=sys.stderr)  # fmt: skip

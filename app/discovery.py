@@ -121,7 +121,7 @@ def require_server(facts: HostFacts) -> None:
 def require_client(facts: HostFacts) -> None:
     """Raise NoPython3 when the load agent cannot run on this client."""
     if not facts.python3.usable_for_agent:
-        raise NoPython3(facts.host)
+        raise NoPython3(facts.host, facts.python3.version if facts.python3.present else "")
 
 
 def read_only_hint(facts: HostFacts) -> str:

@@ -17,17 +17,20 @@ def data_dir() -> Path:
 
 def default_db_path() -> Path:
     """The session database: $NFS_TUNER_DB if set, else the user data dir."""
-    env = os.environ.get(DB_ENV, "").strip()
-    if env:
-        return Path(env).expanduser()
-    return data_dir() / "sessions.db"
+    return chosen_db_path(None) or data_dir() / "sessions.db"
 
 
 def resolve_db_path(cli_value: str | None) -> Path:
     """--db wins over the environment, which wins over the default."""
+    return chosen_db_path(cli_value) or default_db_path()
+
+
+def chosen_db_path(cli_value: str | None) -> Path | None:
+    """The session database the admin named (--db, else $NFS_TUNER_DB); None when neither names one."""
     if cli_value:
         return Path(cli_value).expanduser()
-    return default_db_path()
+    env = os.environ.get(DB_ENV, "").strip()
+    return Path(env).expanduser() if env else None
 
 
 def known_hosts_path() -> Path:

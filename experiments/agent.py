@@ -59,8 +59,9 @@ class AgentFailure(Exception):
         self.message = message
 
 
+FULL = "the export is full (ENOSPC)"  # said with the free space instead when the agent can read it (with_free_space)
 _ADVICE = {
-    errno.ENOSPC: "the export is full (ENOSPC) while {what}: free space on the export "
+    errno.ENOSPC: FULL + " while {what}: free space on the export "
     "or choose a smaller file size or file count",
     errno.EDQUOT: "the disk quota is exceeded (EDQUOT) while {what}: raise the quota of "
     "this user on the server or choose a smaller data set",
@@ -1531,6 +1532,18 @@ def cleanup(ctx):
     return msg
 
 
+def with_free_space(record, where):
+    """A full export's error says how full: 'the export is full (3 MiB free)', read before the files go."""
+    if record.get("errno") != errno.ENOSPC or FULL not in record.get("message", "") or not where:
+        return record
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return record
+    free = "%d MiB free" % (st.f_bavail * st.f_frsize // MIB)
+    return dict(record, message=record["message"].replace(FULL, "the export is full (%s)" % free), free_bytes=st.f_bavail * st.f_frsize)
+
+
 def error_record(exc):
     if isinstance(exc, AgentFailure):
         return {"type": "error", "errno": exc.err_no, "message": exc.message}
@@ -1632,7 +1645,7 @@ def main(stdin=None, stdout=None):
             ctl.release.wait()
     except BaseException as exc:
         code = EXIT_ERROR if isinstance(exc, (AgentFailure, OSError)) else EXIT_CRASH
-        out.emit(error_record(exc))
+        out.emit(with_free_space(error_record(exc), ctx.workdir if ctx is not None else None))
     if ctx is not None and ctx.workdir:
         hung = ctx.started and not ctx.done.is_set()
         if hung:  # removing files on a dead server would hang too; name what is left

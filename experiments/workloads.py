@@ -115,6 +115,10 @@ class WorkloadSpec:
         """For the store: kind plus every field; workload_from_dict reads it back."""
         return {"kind": self.kind, **asdict(self)}
 
+    def data_bytes(self) -> int:
+        """What one client's run lays out on the export at most, in bytes (a file takes a block at least)."""
+        return 0
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Sequential(WorkloadSpec):
@@ -138,6 +142,9 @@ class _Sequential(WorkloadSpec):
 
     def params(self) -> dict[str, Any]:
         return _without_rate(WorkloadSpec.params(self))
+
+    def data_bytes(self) -> int:
+        return self.file_size * self.jobs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +198,9 @@ class _Random(WorkloadSpec):
             del p["io_size"]
         return p
 
+    def data_bytes(self) -> int:
+        return self.file_size * self.jobs
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RandRead(_Random):
@@ -240,6 +250,9 @@ class SmallFiles(WorkloadSpec):
         _at_least("fanout", self.fanout, 2)
         _at_least("jobs", self.jobs, 1)
 
+    def data_bytes(self) -> int:
+        return self.count * max(self.file_size, FS_BLOCK) * self.jobs
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tree(WorkloadSpec):
@@ -254,7 +267,12 @@ class Tree(WorkloadSpec):
         WorkloadSpec.__post_init__(self)
         _at_least("files", self.files, 1)
 
+    def data_bytes(self) -> int:
+        return self.files * TREE_FILE_BYTES
 
+
+FS_BLOCK = 4 * KIB  # the least a file with data takes on the export
+TREE_FILE_BYTES = 16 * KIB  # a synthetic tree's file on the export, with its block rounding: above the agent's mean
 MAX_CURVE_POINTS = 200  # the agent sends at most this many rate-vs-entries points (experiments/agent.py)
 
 
@@ -288,6 +306,9 @@ class DirScaling(WorkloadSpec):
             raise ValueError(f"fanout must be 1 to 4096, got {self.fanout}")
         if not 0 <= self.points <= MAX_CURVE_POINTS:
             raise ValueError(f"points must be 0 to {MAX_CURVE_POINTS}, got {self.points}")
+
+    def data_bytes(self) -> int:
+        return self.count * -(-self.file_size // FS_BLOCK) * FS_BLOCK  # empty files take an inode, no block
 
 
 def _port(value: int, allow_zero: bool) -> None:

@@ -39,9 +39,13 @@ PAGE_HELP = {  # by the wizard page's title
     "Plan": (
         "<p>Choose the knobs to sweep and the values to try for each (comma-separated, checked against "
         "what the knob allows), the workloads, the strategy and how often each configuration runs. "
-        "The estimate says how many trials that makes and about how long they take.</p><p>async "
+        "Where says what a knob's change acts on: the server, nfs-tuner's own test mount, the whole "
+        "client (a kernel setting every filesystem there works under while the run lasts) or both ends "
+        "of the link. The estimate says how many trials that makes and about how long they take.</p><p>async "
         "exports are offered only after a warning: a server crash can lose acknowledged writes. "
-        "Start run shows what the run changes on each host and starts only when you confirm.</p>"),
+        "Start run first checks the hosts without changing anything (free space on the export, python3, "
+        "the ceiling test's port, write access, what each knob needs), then shows what the run changes "
+        "on each host and starts only when you confirm.</p>"),
     "Run": (
         "<p>Each trial applies its configuration (journaled first), remounts the test mount, drops the "
         "caches and runs the workload on every client until its throughput is stable. The plots show "

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import Pending, SessionError, TuningSession
+from app.vocabulary import about_host
 from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 
@@ -74,7 +75,7 @@ class LeftoversDialog(QDialog):
             try:
                 await self.session.revert_leftover(lo.entry.id)
             except SessionError as exc:
-                failed.append(f"{lo.entry.host}: {exc}")
+                failed.append(about_host(lo.entry.host, str(exc)))
         self._busy(False)
         if failed:
             self.status.setText("Not reverted: " + html.escape("; ".join(failed)))

@@ -30,11 +30,11 @@ DEFAULT_SIZE = (1280, 800)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, db_path: Path, session: TuningSession | None = None, settings: QSettings | None = None,
+    def __init__(self, db_path: Path | None, session: TuningSession | None = None, settings: QSettings | None = None,
                  ssh_config: Path | None = None) -> None:
         super().__init__()
         self.session = session if session is not None else open_tuning_session(db_path, ssh_config)
-        self.db_path = self.session.store.path  # the demo's is a throwaway one
+        self.db_path = self.session.store.path  # None: the default; the demo's own is a throwaway one
         demo = self.session.simulated
         self.settings = settings or QSettings()
         self.setWindowTitle(f"nfs-tuner {__version__}")
@@ -88,7 +88,8 @@ class MainWindow(QMainWindow):
     def _say_saved(self) -> None:
         """Finish: where the session is kept, in true words (a demo's database is a throwaway one)."""
         self.statusBar().showMessage(saved_text(self.session.store, self.session.session_id,
-                                                demo=self.session.simulated), 10_000)  # fmt: skip
+                                                demo=self.session.simulated,
+                                                throwaway=self.session.throwaway is not None), 10_000)  # fmt: skip
 
     def open_review(self) -> None:
         """The offline review window over the same session database."""

@@ -21,9 +21,10 @@ TICK_MS = 1000
 
 
 class RunEstimate(QObject):
-    def __init__(self, label: QLabel) -> None:
+    def __init__(self, label: QLabel, note: str = "") -> None:
         super().__init__(label)
         self.label = label
+        self.note = note  # what the clock runs on, when not real hosts' (app.vocabulary.pace_note)
         self._end: float | None = None  # time.monotonic() when the run should end
         self._left = 0.0  # seconds left when paused
         self.paused = False
@@ -69,9 +70,9 @@ class RunEstimate(QObject):
         if left is None:
             return
         if self.paused:
-            text = f"paused: about {duration_text(left)} left once resumed"
+            text = f"paused: about {duration_text(left)} left once resumed{self.note}"
         elif left >= 1:
-            text = f"about {duration_text(left)} left"
+            text = f"about {duration_text(left)} left{self.note}"
         else:  # the run outlasted its estimate: the next trial's end brings a new one
             text = "a little longer than estimated"
         if text != self.label.text():

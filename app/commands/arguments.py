@@ -22,7 +22,8 @@ from app.hosts.remote_args import UnsafeValue, shown
 from app.knobs.catalog import SPECS
 from app.knobs.deadman import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from app.knobs.values import BadValue, parse_values
-from app.sweep.spec import workload_kind
+from app.output_files import is_stdout
+from app.sweep.spec import SWEEPABLE, workload_kind
 
 SQLITE_MAX = 2**63 - 1  # the largest id or seed the session database stores
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))  # kernel files, never a database or a report
@@ -84,6 +85,9 @@ def knob_assignment(text: str) -> KnobAssignment:
     return KnobAssignment(name, values)
 
 
+WORKLOAD_NAMES = ", ".join(sorted(SWEEPABLE))  # every workload a sweep takes, as its help lists them
+
+
 def workload(text: str) -> str:
     try:
         workload_kind(text)
@@ -137,10 +141,13 @@ def _checked(parse: Callable[[str], str], what: str) -> Callable[[str], str]:
     return checked
 
 
-def _file(what: str, example: str) -> Callable[[str], str]:
-    """A file to open or create: never in /proc, /sys or /dev, never a directory or a device."""
+def _file(what: str, example: str, *, stdout: bool = False) -> Callable[[str], str]:
+    """A file to open or create: never in /proc, /sys or /dev, never a directory or a device;
+    ``stdout``: ``-`` means standard output (app.output_files.STDOUT)."""
 
     def parse(text: str) -> str:
+        if stdout and is_stdout(text):
+            return text
         path = _local_path(text, what)
         if path.is_dir():
             raise _refuse(f"{what} {shown(text)} is a directory; give a file in it, e.g. {path / example}")
@@ -152,8 +159,8 @@ def _file(what: str, example: str) -> Callable[[str], str]:
 
 
 db_path = _file("the session database", "sessions.db")
-report_file = _file("the report", "report.html")
-session_file = _file("the session file", "session.db")
+report_file = _file("the report", "report.html", stdout=True)
+session_file = _file("the session file", "session.db", stdout=True)
 
 
 def _output_dir(text: str) -> str:
@@ -199,9 +206,13 @@ def host_wait_argument(p: argparse.ArgumentParser) -> None:
                         "its trial run again when it answers; past it the run stops, resumable (0–3600, default 120)")
 
 
+# The opt-ins (app.session.choices.OPT_INS) as the command line names them: its flags, and the words of a refusal.
+OPT_IN_FLAGS = {"async": "--async-opt-in", "restart": "--restart-opt-in"}
+
+
 def opt_in_arguments(p: argparse.ArgumentParser) -> None:
     """The two opt-ins a run's riskier knobs need, the same on every command that changes hosts."""
-    p.add_argument("--async-opt-in", action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
-    p.add_argument("--restart-opt-in", action="store_true",
+    p.add_argument(OPT_IN_FLAGS["async"], action="store_true", help="allow export_sync=async (may lose acknowledged writes)")
+    p.add_argument(OPT_IN_FLAGS["restart"], action="store_true",
                    help="allow max_block_size, which restarts nfsd for each change (NFSv4 clients wait out its "
                         "grace period)")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 from app.commands import arguments
+from app.paths import resolve_db_path
+from app.store import Store
 
 
 class UsageError(Exception):
@@ -25,3 +28,14 @@ def ssh_config_path(value: str | None) -> Path | None:
     if not config.is_file():
         raise UsageError(f"SSH config {config} does not exist or is not a file")
     return config
+
+
+def open_store(args: argparse.Namespace, *, readonly: bool = False, create: bool = False) -> Store:
+    """The session database (--db, $NFS_TUNER_DB, the default). Only a command that records something new
+    (``create``) makes one where there was none; the others meet MissingDatabaseError, which says so."""
+    return Store(resolve_db_path(getattr(args, "db", None)), readonly=readonly, create=create)
+
+
+def force_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """--force: the same words wherever a command writes a file the admin names."""
+    p.add_argument("--force", action="store_true", help=f"replace {what} if it exists (else an existing one is refused)")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.json_out import write_json
 from app.commands.common import ssh_config_path
 from app.discovery import Discovery, discover_many, hosts_from_ssh_config, read_only_hint
 from app.knobs.sudo_helper import with_helper_check
@@ -56,8 +56,7 @@ def main(args: argparse.Namespace) -> int:
     settings = SshSettings(config_file=config)
     results = asyncio.run(run_discovery(settings, args.hosts, args.trust_new_keys, ask=ask_tty))
     if args.json:
-        json.dump({"hosts": [to_json(r) for r in results]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json("discover", {"hosts": [to_json(r) for r in results]}, sys.stdout)
     else:
         for r in results:
             if r.facts is not None:

@@ -9,12 +9,11 @@ import time
 from typing import Any
 
 from app.commands import arguments
-from app.commands.common import ssh_config_path
+from app.commands.common import open_store, ssh_config_path
 from app.hosts import HostError, HostPool, SshSettings
 from app.knobs import recovery
 from app.knobs.model import KnobError
-from app.paths import resolve_db_path
-from app.store import Store, StoreError
+from app.store import MissingDatabaseError, Store
 from app.store.records import JournalEntry
 from app.vocabulary import knob_value_text
 
@@ -30,7 +29,9 @@ def register(subparsers: Any) -> None:
             "have checked by hand."
         ),
     )
-    p.add_argument("action", choices=("list", "check", "revert", "dismiss"), nargs="?", default="list")
+    p.add_argument("action", choices=("list", "check", "revert", "dismiss"), nargs="?", default="list",
+                   help="list (the default): the open entries; check: ask their hosts; revert: put the old values "
+                        "back; dismiss: close entries checked by hand")
     p.add_argument("ids", nargs="*", type=arguments.journal_id, metavar="ID",
                    help="journal entries (default for revert: all open)")
     p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE", help="OpenSSH config (default ~/.ssh/config)")
@@ -42,22 +43,24 @@ def describe(e: JournalEntry) -> str:
     return f"#{e.id:<5} {when}  {e.host:<16} {e.knob:<18} {e.target:<40} {knob_value_text(e.knob, e.old_value):>10} → {knob_value_text(e.knob, e.new_value):<10} {e.state.value}"
 
 
+NOTHING_OPEN = "no changes are waiting to be put back"
+
+
 def main(args: argparse.Namespace) -> int:
     try:
-        store = Store(resolve_db_path(args.db))
-    except StoreError as exc:
-        print(f"nfs-tuner: {exc}", file=sys.stderr)
-        return 1
+        store = open_store(args)  # never made here: a journal that does not exist holds nothing
+    except MissingDatabaseError as exc:
+        return _nothing_open(args, f" (no session database at {exc.path})")
     with store:
         open_entries = store.unreverted_journal()
         chosen = [e for e in open_entries if not args.ids or e.id in args.ids]
+        if not open_entries:
+            return _nothing_open(args, "")
         missing = set(args.ids) - {e.id for e in open_entries}
         if missing:
             print(f"nfs-tuner: no open journal entries {sorted(missing)}", file=sys.stderr)
             return 2
         if args.action == "list":
-            if not open_entries:
-                print("no changes are waiting to be put back")
             for e in open_entries:
                 print(describe(e))
             return 0
@@ -71,6 +74,15 @@ def main(args: argparse.Namespace) -> int:
             return 0
         config = ssh_config_path(args.ssh_config)
         return asyncio.run(_connected(args.action, store, chosen, SshSettings(config_file=config)))
+
+
+def _nothing_open(args: argparse.Namespace, why: str) -> int:
+    """Every action says so when the journal holds nothing open; entries named that are not open are an error."""
+    if args.ids:
+        print(f"nfs-tuner: no open journal entries {sorted(set(args.ids))}; {NOTHING_OPEN}{why}", file=sys.stderr)
+        return 2
+    print(f"{NOTHING_OPEN}{why}" + ("" if args.action == "list" else f"; nothing to {args.action}"))
+    return 0
 
 
 async def _connected(action: str, store: Store, entries: list[JournalEntry], settings: SshSettings) -> int:

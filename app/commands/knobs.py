@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
 from app.commands import arguments
+from app.commands.json_out import write_json
 from app.commands.common import add_ssh_options, ssh_config_path
 from app.commands.discover import run_discovery, ask_tty
 from app.discovery import require_server
 from app.hosts import HostError, SshSettings
 from app.knobs.listing import format_rows, knob_rows
+from app.vocabulary import about_host
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
     results = asyncio.run(run_discovery(SshSettings(config_file=config), hosts, args.trust_new_keys, ask=ask_tty))
     failed = [r for r in results if r.facts is None]
     for r in failed:
-        print(f"nfs-tuner: {r.host}: {r.error}", file=sys.stderr)
+        print(f"nfs-tuner: {about_host(r.host, str(r.error))}", file=sys.stderr)
     if failed:
         return 1
     server, *clients = [r.facts for r in results]
@@ -48,8 +49,7 @@ def main(args: argparse.Namespace) -> int:
         return 1
     rows = knob_rows(server, [c for c in clients if c is not None], args.export)
     if args.json:
-        json.dump({"knobs": [r.to_dict() for r in rows]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json("knobs", {"knobs": [r.to_dict() for r in rows]}, sys.stdout)
     else:
         print(format_rows(rows))
     return 0

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.common import force_argument, open_store
+from app.output_files import STDOUT, is_stdout
 from app.paths import resolve_db_path
-from app.report import write_report
-from app.store.errors import NotFoundError, StoreError
-from app.store.store import Store
+from app.report import render_report, write_report
+from app.store.errors import NotFoundError
 
 
 def register(subparsers: Any) -> None:
@@ -21,24 +22,22 @@ def register(subparsers: Any) -> None:
                     "the recommendation with its evidence, the snippets, host facts and the journal.",
     )
     p.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
-    p.add_argument("--to", type=arguments.report_file, required=True, metavar="FILE", help="HTML file to write")
+    p.add_argument("--to", type=arguments.report_file, required=True, metavar="FILE",
+                   help=f"HTML file to write ({STDOUT}: standard output)")
+    force_argument(p, "the file")
     p.set_defaults(func=cmd_report)
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    db = resolve_db_path(getattr(args, "db", None))
-    if not db.exists():
-        print(f"nfs-tuner: no session database at {db}", file=sys.stderr)
-        return 1
     try:
-        with Store(db, readonly=True) as store:
-            path = write_report(store, args.id, Path(args.to).expanduser())
+        with open_store(args, readonly=True) as store:
+            if is_stdout(args.to):
+                out.write(render_report(store, args.id))
+                return 0
+            path = write_report(store, args.id, Path(args.to).expanduser(), replace=args.force)
     except NotFoundError:
-        print(f"nfs-tuner: no session {args.id} in {db}", file=sys.stderr)
-        return 1
-    except (StoreError, OSError) as e:
-        print(f"nfs-tuner: {e}", file=sys.stderr)
+        print(f"nfs-tuner: no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}", file=sys.stderr)
         return 1
     out.write(f"report of session {args.id} written to {path}\n")
     return 0

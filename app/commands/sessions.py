@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.common import UsageError, force_argument, open_store
+from app.commands.json_out import write_json
 from app.commands.study import dirs_lines, ladder_lines
 from app.paths import resolve_db_path
 from app.report.dirs import load_dirs
 from app.report.ladder import load_ladder
 from app.report.session_data import (
+    NOT_STORED,
+    not_stored,
     load_session_data,
     objective_views,
     plan_goal,
@@ -27,9 +32,9 @@ from app.report.session_data import (
     workload_kind,
 )
 from app.store.csv_export import export_csv
-from app.store.errors import NotFoundError, StoreError
+from app.output_files import STDOUT, is_stdout
+from app.store.errors import MissingDatabaseError, NotFoundError, StoreError
 from app.store.records import TrialRecord
-from app.store.store import Store
 from app.store.transfer import export_session, import_sessions
 from app.vocabulary import (
     clients_note,
@@ -56,23 +61,27 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="a session's trials, recommendation and snippets")
-    show.add_argument("id", type=arguments.session_id, metavar="ID")
+    show.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--objective", help="whose configuration the snippets render (default: the first)")
     show.add_argument("--no-snippets", action="store_true", help="leave the snippets out")
     show.set_defaults(func=cmd_show)
 
     ex = sub.add_parser("export", help="write one session to a standalone file (and CSV)")
-    ex.add_argument("id", type=arguments.session_id, metavar="ID")
-    ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE", help="new session file to write")
+    ex.add_argument("id", type=arguments.session_id, metavar="ID", help="session id (see `nfs-tuner sessions list`)")
+    ex.add_argument("--to", type=arguments.session_file, required=True, metavar="FILE",
+                    help=f"session file to write ({STDOUT}: standard output, not a terminal)")
     ex.add_argument("--csv", type=arguments.output_dir, metavar="DIR",
                     help="also write the trials and samples as CSV into DIR")
+    force_argument(ex, "the files")
     ex.set_defaults(func=cmd_export)
 
     im = sub.add_parser("import", help="copy the sessions of a received session file into the database, with new ids",
                         description="The file is checked on a private copy first: a damaged or hostile file "
                                     "imports nothing and is never written.")
     im.add_argument("file", metavar="FILE", help="a session file (from `sessions export` or the review window)")
+    im.add_argument("--again", action="store_true",
+                    help="import a session this database holds already as a second copy (else it is named and left)")
     im.set_defaults(func=cmd_import)
 
 
@@ -81,21 +90,10 @@ def _fail(message: str) -> int:
     return 1
 
 
-def _open(args: argparse.Namespace, *, readonly: bool) -> Store:
-    return Store(resolve_db_path(getattr(args, "db", None)), readonly=readonly)
-
-
 def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    db = resolve_db_path(getattr(args, "db", None))
-    if not db.exists():  # nothing recorded yet is not an error; never create the file here
-        if args.json:
-            out.write('{"sessions": []}\n')
-        else:
-            out.write(f"no sessions yet (no session database at {db})\n")
-        return 0
     try:
-        with _open(args, readonly=True) as store:
+        with open_store(args, readonly=True) as store:
             rows: list[dict[str, Any]] = []
             for s in store.list_sessions():
                 ladder = load_ladder(store, s.id)  # a ladder recommends no knob: its knee instead
@@ -103,6 +101,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 views = () if ladder or dirs else objective_views(store, s.id, telemetry=False)[0]
                 rows.append({"id": s.id, "created": s.created, "date": date_text(s.created), "hosts": list(s.hosts),
                              "state": s.state.value, "trials": len(store.trials(s.id)),
+                             "recommendation_stored": not not_stored(views),
                              "recommended": {v.objective: {"config": v.config, "figure_bps": v.figure, "unit": v.unit,
                                                            "p99_ms": v.p99_ms, "goal": v.goal.to_json(),
                                                            "met_goal": v.met_goal,
@@ -112,11 +111,13 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                              for v in views},
                              "origin": s.origin, **({"ladder": ladder.to_json()["knee"]} if ladder else {}),
                              **({"dirs": {"summary": dirs.summary}} if dirs else {})})
-    except StoreError as e:
-        return _fail(str(e))
+    except MissingDatabaseError as e:  # nothing recorded yet is not an error
+        rows = []
+        if not args.json:
+            out.write(f"no sessions yet (no session database at {e.path})\n")
+            return 0
     if args.json:
-        json.dump({"sessions": rows}, out, indent=2)
-        out.write("\n")
+        write_json("sessions list", {"sessions": rows}, out)
         return 0
     if not rows:
         out.write("no sessions yet\n")
@@ -139,8 +140,9 @@ def cmd_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if "dirs" in r:
             rec = f"(directory scaling) {r['dirs']['summary']}"
         imported = "  (imported)" if r["origin"] else ""
+        head = "" if "ladder" in r or "dirs" in r else "recommended: " if r["recommendation_stored"] else f"{NOT_STORED}: "
         out.write(f"{r['id']:>4}  {r['date']}  {r['state']:<11}  {','.join(r['hosts']) or '-'}  "
-                  f"{r['trials']} trial(s)  {'' if 'ladder' in r or 'dirs' in r else 'recommended: '}{rec}{imported}\n")
+                  f"{r['trials']} trial(s)  {head}{rec}{imported}\n")
     return 0
 
 
@@ -163,14 +165,12 @@ def _trial_line(t: TrialRecord) -> str:
 def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
-        with _open(args, readonly=True) as store:
+        with open_store(args, readonly=True) as store:
             data = load_session_data(store, args.id)
             ladder = load_ladder(store, args.id)
             dirs = load_dirs(store, args.id)
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
-    except StoreError as e:
-        return _fail(str(e))
     views = data.objectives
     chosen = data.objective(args.objective) if args.objective else (views[0] if views else None)
     if args.objective and chosen is None:
@@ -181,7 +181,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     snippets = [s.to_json() for s in group.snippets] if group is not None else []
     session, trials = data.session, data.trials
     if args.json:
-        json.dump({"session": {"id": session.id, "created": session.created, "state": session.state.value,
+        write_json("sessions show", {"session": {"id": session.id, "created": session.created, "state": session.state.value,
                                "hosts": list(session.hosts), "notes": session.notes, "origin": session.origin},
                    "goal": plan_goal(session.plan).to_json(),
                    "trials": [{"id": t.id, "state": t.state.value, "reason": t.reason, "config": t.config,
@@ -190,8 +190,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
                               for t in trials],
                    "recommendations": [v.to_json() for v in views], "excluded": list(data.excluded),
                    "snippets": snippets, **({"ladder": ladder.to_json()} if ladder else {}),
-                   **({"dirs": dirs.to_json()} if dirs else {})}, out, indent=2)  # fmt: skip
-        out.write("\n")
+                   **({"dirs": dirs.to_json()} if dirs else {})}, out)  # fmt: skip
         return 0
     out.write(f"Session {session.id}  {date_text(session.created)}  {session.state.value}  "
               f"hosts {', '.join(session.hosts) or '-'}  goal: {goal_text(plan_goal(session.plan))}\n")
@@ -206,7 +205,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if dirs is not None:  # nor a directory study: its curves and collapse
         out.writelines(f"{line}\n" for line in ["", *dirs_lines(dirs)])
         return 0
-    out.write("\nRecommendation" + ("" if not views or views[0].stored else " (computed now, not stored)") + ":\n")
+    out.write("\nRecommendation" + (f" ({NOT_STORED})" if not_stored(views) else "") + ":\n")
     if not views:
         out.write("  none: no ok trial informs an objective\n")
     if (plan := data.plan) is not None:  # one configuration for every workload (its first line says which)
@@ -233,18 +232,28 @@ def cmd_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    dest = Path(args.to).expanduser()
+    to_stdout = is_stdout(args.to)
+    if to_stdout and sys.stdout.isatty():
+        raise UsageError("a session file is binary: give a file name to --to, or send standard output to a file "
+                         "or a pipe")  # fmt: skip
     try:
-        with _open(args, readonly=False) as store:
-            path = export_session(store, args.id, dest)
-            out.write(f"session {args.id} written to {path}\n")
+        with open_store(args) as store:
+            if to_stdout:
+                with tempfile.TemporaryDirectory(prefix="nfs-tuner-export-") as tmp:
+                    path = export_session(store, args.id, Path(tmp) / "session.db")
+                    with path.open("rb") as f:
+                        shutil.copyfileobj(f, sys.stdout.buffer)
+                    sys.stdout.buffer.flush()
+                out = sys.stderr  # standard output holds the file
+                out.write(f"session {args.id} written to standard output\n")
+            else:
+                path = export_session(store, args.id, Path(args.to).expanduser(), replace=args.force)
+                out.write(f"session {args.id} written to {path}\n")
             if args.csv:
-                trials_csv, samples_csv = export_csv(store, args.id, Path(args.csv).expanduser())
+                trials_csv, samples_csv = export_csv(store, args.id, Path(args.csv).expanduser(), replace=args.force)
                 out.write(f"CSV: {trials_csv}, {samples_csv}\n")
     except NotFoundError:
         return _fail(f"no session {args.id} in {resolve_db_path(getattr(args, 'db', None))}")
-    except StoreError as e:
-        return _fail(str(e))
     return 0
 
 
@@ -252,9 +261,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     src = Path(args.file).expanduser()
     try:
-        with _open(args, readonly=False) as store:
-            ids = import_sessions(store, src)
+        with open_store(args, create=True) as store:
+            done = import_sessions(store, src, again=args.again)
     except StoreError as e:  # every import failure: the database and the file are as they were
         return _fail(str(e))
-    out.write(f"imported {len(ids)} session(s) from {src}: {', '.join(str(i) for i in ids)}\n")
+    if done.ids or not done.already:
+        out.write(f"imported {len(done.ids)} session(s) from {src}: {', '.join(str(i) for i in done.ids)}\n")
+    for theirs, here in done.already.items():
+        out.write(f"session {theirs} of {src} is here already as session {here}: not imported again "
+                  "(--again imports a second copy)\n")
     return 0

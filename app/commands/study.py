@@ -13,28 +13,37 @@ show``, ``report``). The knee rule and the layer attribution: experiments.knee.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Coroutine
-from pathlib import Path
 from typing import Any
 
 from app.commands import arguments
-from app.commands.sweep import MAX_DURATION_S, MAX_FILE_MIB, MAX_LINK_MBPS, drive
+from app.commands.json_out import write_json
+from app.commands.sweep import (
+    MAX_DURATION_S,
+    MAX_FILE_MIB,
+    MAX_LINK_MBPS,
+    checked_run,
+    connect_all,
+    drive,
+    ended,
+    headless_session,
+    say_paused,
+)
 from app.events import EventBus
-from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
 from app.report.dirs import DirsResult, load_dirs
 from app.report.ladder import LadderResult, load_ladder
-from app.session import PlanChoices, PlanError, Role, TuningSession
+from app.session import PlanChoices, PlanError, TuningSession
+from app.session.admin_commands import command_line
 from app.session.dirs_plan import MAX_ENTRIES
+from app.session.plan import OptInWords
 from app.session.study import DEFAULT_ENTRIES, DEFAULT_MAX_STREAMS, StudyChoice, StudyKind, as_study, study_problems
 from app.store import Store
 from app.sweep import SweepFinished
-from app.sweep.spec import SweepSpec
+from app.sweep.spec import LOOPING, SweepSpec
 from app.sweep.dirs import LAYOUTS
 from app.sweep.ladder import MAX_STREAMS
-from app.sweep.ssh_hosts import SshHosts
 from app.vocabulary import figure_text, held_text, latency_text, percent_text
 from app.vocabulary.ladder import load_text, queue_text
 from experiments.workloads import MIB
@@ -56,7 +65,7 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     _host_arguments(q, "every step runs on all of them")
     q.add_argument("--workload", type=arguments.workload, default=DEFAULT_WORKLOAD, metavar="W",
-                   help=f"the workload to climb with (default {DEFAULT_WORKLOAD})")
+                   help=f"the workload to climb with: {', '.join(sorted(LOOPING))} (default {DEFAULT_WORKLOAD})")
     q.add_argument("--max-streams", type=arguments.whole_number("a whole number of streams", 1, MAX_STREAMS),
                    default=DEFAULT_MAX_STREAMS, metavar="N",
                    help=f"streams per client at the last step (default {DEFAULT_MAX_STREAMS})")
@@ -136,13 +145,10 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
 async def _run_study(args: argparse.Namespace, store: Store, bus: EventBus,
                      plan: Callable[[TuningSession], SweepSpec]) -> int:  # fmt: skip
     """Connect the hosts, plan the study on them and run it; its session's id."""
-    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus,
-                            deadman_timeout=args.deadman_timeout)
+    session = headless_session(args, store, bus)
     try:
-        for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
-            await session.connect(host, role)
-        await session.run(plan(session))
+        await connect_all(session, args)
+        await checked_run(session, plan(session))
     finally:
         await session.hosts.close()
     assert session.session_id is not None
@@ -172,15 +178,15 @@ def ladder_lines(ladder: LadderResult) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    return _checked("study ladder", args, lambda: study_problems(choices_from_args(args), ladder_study(args)), _run, _done)
+    return _checked("study ladder", args, lambda flags: study_problems(choices_from_args(args), ladder_study(args), flags), _run, _done)
 
 
-def _checked(command: str, args: argparse.Namespace, problems: Callable[[], dict[str, str]],
+def _checked(command: str, args: argparse.Namespace, problems: Callable[[OptInWords], dict[str, str]],
              run: Callable[[argparse.Namespace, Store, EventBus], Coroutine[Any, Any, int]],
              done: Callable[[argparse.Namespace, Store, int, list[SweepFinished]], int]) -> int:  # fmt: skip
     """A study run by ``drive`` once its arguments make one: 2 and the problems before any host is touched."""
     try:
-        if found := problems():
+        if found := problems(arguments.OPT_IN_FLAGS):
             raise PlanError({k: f"{v} (--knob {k}=V)" if k in SPECS else v for k, v in found.items()})
     except ValueError as exc:
         print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
@@ -200,12 +206,14 @@ def _finish(args: argparse.Namespace, store: Store, sid: int, finished: list[Swe
     state = store.get_session(sid).state.value
     unreverted = list(finished[-1].problems) if finished else []
     if args.json:
-        json.dump({"session": sid, "state": state, **result, "revert_problems": unreverted}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json(f"study {args.study}", {"session": sid, "state": state, **result, "revert_problems": unreverted,
+                                           "paused_for": finished[-1].paused_for if finished else ""}, sys.stdout)
     else:
         print("\n".join(lines))
-        print(f"session {sid} ({state}); see `nfs-tuner sessions show {sid}` and `nfs-tuner report {sid} --to FILE`")
-    return 0 if finished and not finished[-1].problems and state == "complete" else 1
+        print(f"session {sid} ({state}); see `{command_line('sessions', 'show', str(sid), db=store.path)}` and "
+              f"`{command_line('report', str(sid), '--to', f'session-{sid}.html', db=store.path)}`")
+        say_paused(args, store, sid, finished)
+    return ended(finished, complete=state == "complete")
 
 
 def ladder_study(args: argparse.Namespace) -> StudyChoice:
@@ -242,7 +250,8 @@ def dirs_lines(result: DirsResult) -> list[str]:
 
 
 def main_dirs(args: argparse.Namespace) -> int:
-    return _checked("study dirs", args, lambda: study_problems(dirs_choices(args), dirs_study(args)), _run_dirs, _done_dirs)
+    return _checked("study dirs", args, lambda flags: study_problems(dirs_choices(args), dirs_study(args), flags), _run_dirs,
+                    _done_dirs)
 
 
 def _done_dirs(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:

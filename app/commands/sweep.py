@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from collections.abc import Callable, Coroutine
@@ -17,16 +16,31 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.commands import arguments
+from app.commands.common import UsageError, open_store
+from app.commands.exit_status import Exit, signalled
+from app.commands.json_out import write_json
 from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
-from app.paths import resolve_db_path
 from app.runner import ENGINES
-from app.session import STRATEGY_TEXT, PlanChoices, PlanError, Role, TuningSession, Where, build_spec
+from app.session import (
+    STRATEGY_TEXT,
+    PlanChoices,
+    PlanError,
+    Role,
+    SessionError,
+    TuningSession,
+    Where,
+    build_spec,
+    strategy_label,
+)
+from app.session.admin_commands import command_line, resume_command
 from app.session.plan import plan_problems
+from app.session.preflight import Preflight
 from app.store import Store
 from app.terminal_text import CARRIAGE_RETURN, ERASE, redraw
 from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
+from app.sweep.host_side import HostSide
 from app.sweep.ssh_hosts import SshHosts
 from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
 from app.vocabulary import clients_note, duration_text, figure_text, latencies_text, trial_config_text
@@ -50,20 +64,20 @@ def register(subparsers: Any) -> None:
     runs = arguments.whole_number("a whole number of runs", 1, MAX_RUNS)
     p.add_argument("--ssh-config", type=arguments.ssh_config, metavar="FILE",
                    help="SSH config that names the hosts (default ~/.ssh/config)")
-    p.add_argument("--server", type=arguments.host_name, required=True, metavar="HOST",
-                   help="the NFS server (SSH name)")
+    p.add_argument("--server", type=arguments.host_name, metavar="HOST",
+                   help="the NFS server (SSH name); needed but with --resume")
     p.add_argument("--server-address", type=arguments.address, metavar="ADDR",
                    help="the server's name or address as clients mount it")
-    p.add_argument("--client", type=arguments.host_name, action="append", required=True, metavar="HOST",
-                   help="a client (repeat for several)")
+    p.add_argument("--client", type=arguments.host_name, action="append", metavar="HOST",
+                   help="a client (repeat for several); needed but with --resume")
     p.add_argument("--export", type=arguments.export_path, metavar="PATH",
                    help="the export's path on the server (default: the one the clients mount, else the first exported)")
     p.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V1,V2",
                    help=f"a knob and its values (repeat); knobs: {', '.join(SPECS)}")
     p.add_argument("--workload", type=arguments.workload, action="append", metavar="W",
-                   help=f"seq_read, seq_write, … (repeat; default {', '.join(DEFAULTS.workloads)})")
+                   help=f"a workload: {arguments.WORKLOAD_NAMES} (repeat; default {', '.join(DEFAULTS.workloads)})")
     p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
-                   help="; ".join(f"{k}: {v}" for k, v in STRATEGY_TEXT.items()) + f" (default {DEFAULTS.strategy})")
+                   help="; ".join(map(strategy_label, STRATEGY_TEXT)) + f" (default {DEFAULTS.strategy})")
     p.add_argument("--repetitions", type=runs, default=low, metavar="N",
                    help=f"runs per configuration at least (default {low})")
     p.add_argument("--max-repetitions", type=runs, metavar="N", help="runs at most while noisy (default 3×N)")
@@ -79,8 +93,11 @@ def register(subparsers: Any) -> None:
     arguments.opt_in_arguments(p)
     arguments.deadman_argument(p)
     arguments.host_wait_argument(p)
-    p.add_argument("--resume", type=arguments.session_id, metavar="ID", help="resume an interrupted or cancelled session")
-    p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed)
+    p.add_argument("--resume", type=arguments.session_id, metavar="ID",
+                   help="go on with an interrupted or cancelled session (a sweep or a study): its own hosts and plan")
+    p.add_argument("--seed", type=arguments.whole_number("a whole number", 0), default=DEFAULTS.seed, metavar="N",
+                   help="orders the trials (the grid's shuffle, adaptive's knob order): the same seed, the same plan "
+                        f"(default {DEFAULTS.seed})")
     p.add_argument("--engine", choices=ENGINES, default=DEFAULTS.engine,
                    help="the load: the embedded agent, fio, or auto (fio where installed and exact; default agent)")
     p.add_argument("--goal", choices=GOALS, metavar="GOAL",
@@ -93,6 +110,7 @@ def register(subparsers: Any) -> None:
                    metavar="N", help="goal lowest_p99: hold each client's workload to N operations per second")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
+    p.set_defaults(defaults=vars(p.parse_args([])))  # what a flag left out holds: --resume refuses the others
 
 
 def choices_from_args(args: argparse.Namespace) -> PlanChoices:
@@ -124,7 +142,7 @@ def _goal_name(args: argparse.Namespace) -> str:
 
 def check_choices(choices: PlanChoices) -> None:
     """Refuse a bad plan before touching any host, in the words the Plan page uses."""
-    if problems := plan_problems(choices):
+    if problems := plan_problems(choices, arguments.OPT_IN_FLAGS):
         if "knobs" in problems:
             problems["knobs"] += " (--knob NAME=V1,V2)"
         raise PlanError(problems)
@@ -175,32 +193,85 @@ class _Printer:
         redraw(self.out, text + "\n", before=CARRIAGE_RETURN + ERASE if self.tty else "")
 
 
+def host_side(args: argparse.Namespace) -> HostSide:
+    """The hosts a headless run reaches: over SSH, through --ssh-config when given."""
+    return SshHosts(HostPool(SshSettings(config_file=ssh_config_of(args))))
+
+
+def ssh_config_of(args: argparse.Namespace) -> Path | None:
+    return Path(args.ssh_config).expanduser() if args.ssh_config else None
+
+
+def headless_session(args: argparse.Namespace, store: Store, bus: EventBus) -> TuningSession:
+    """The application layer as ``sweep`` and ``study`` drive it: no questions (a lost host stops the run)."""
+    return TuningSession(store, host_side(args), bus, deadman_timeout=args.deadman_timeout)
+
+
+async def connect_all(session: TuningSession, args: argparse.Namespace) -> None:
+    for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
+        await session.connect(host, role)
+
+
+class NotClear(SessionError):
+    """The pre-flight check found what would stop the run; nothing was changed."""
+
+    def __init__(self, found: Preflight) -> None:
+        super().__init__("nothing was changed: before the first change, the hosts were checked and "
+                         + "\n  ".join(["found:", *found.lines()]))  # fmt: skip
+        self.found = found
+
+
+async def checked_run(session: TuningSession, spec: SweepSpec) -> None:
+    """Run ``spec`` once the pre-flight check finds nothing in its way (NotClear else)."""
+    found = await session.preflight(spec)
+    if not found.ok:
+        raise NotClear(found)
+    await session.run(spec)
+
+
 async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
-    config = Path(args.ssh_config).expanduser() if args.ssh_config else None
-    session = TuningSession(store, SshHosts(HostPool(SshSettings(config_file=config))), bus,
-                            deadman_timeout=args.deadman_timeout)
+    session = headless_session(args, store, bus)
     try:
         if args.resume is not None:
             await session.resume(args.resume)
         else:
-            for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
-                await session.connect(host, role)
-            await session.run(session.plan(choices_from_args(args), export=args.export,
-                                           server_address=args.server_address))  # fmt: skip
+            await connect_all(session, args)
+            await checked_run(session, session.plan(choices_from_args(args), export=args.export,
+                                                    server_address=args.server_address))  # fmt: skip
     finally:
         await session.hosts.close()
-    assert session.session_id is not None
+    if session.session_id is None:
+        raise SessionError("no session was recorded")
     return session.session_id
+
+
+# What --resume takes besides the session: how to reach the hosts, how long they wait, how to print.
+RESUME_TAKES = {"func", "defaults", "resume", "ssh_config", "deadman_timeout", "json"}
 
 
 def main(args: argparse.Namespace) -> int:
     try:
-        if args.resume is None:
+        if args.resume is not None:
+            _resume_alone(args)
+        else:
+            if not args.server or not args.client:
+                raise UsageError("give the hosts: --server HOST and --client HOST (repeat for several), "
+                                 "or --resume ID to go on with a stored session")  # fmt: skip
             check_choices(choices_from_args(args))  # refuse a bad plan before touching any host
-    except ValueError as exc:
+    except (ValueError, UsageError) as exc:
         print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     return drive("sweep", args, _run, _done)
+
+
+def _resume_alone(args: argparse.Namespace) -> None:
+    """--resume goes on with the session's own hosts and plan: a plan flag given beside it is refused, not ignored."""
+    defaults = args.defaults
+    given = sorted(f"--{k.replace('_', '-')}" for k, v in vars(args).items()
+                   if k not in RESUME_TAKES and k in defaults and v != defaults[k])  # fmt: skip
+    if given:
+        raise UsageError(f"--resume goes on with the session's own hosts and plan; leave out {', '.join(given)} "
+                         "(only --ssh-config, --deadman-timeout and --json go with it)")  # fmt: skip
 
 
 def drive(command: str, args: argparse.Namespace, run: Callable[[argparse.Namespace, Store, EventBus], Coroutine[Any, Any, int]],
@@ -212,16 +283,16 @@ def drive(command: str, args: argparse.Namespace, run: Callable[[argparse.Namesp
     bus.subscribe(_Printer(sys.stderr if args.json else sys.stdout, False))
     bus.subscribe(finished.append, SweepFinished)
     stopped_by: list[int] = []
-    with Store(resolve_db_path(args.db)) as store:
+    with open_store(args, create=getattr(args, "resume", None) is None) as store:  # a resume's session is there
         try:
             sid = asyncio.run(_stoppable(run(args, store, bus), stopped_by))
         except (KeyboardInterrupt, asyncio.CancelledError):
             how = signal.Signals(stopped_by[0]).name if stopped_by else "Ctrl-C"
             print(f"\nnfs-tuner {command}: cancelled ({how}); every change was put back", file=sys.stderr)
-            return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
+            return signalled(stopped_by[0] if stopped_by else signal.SIGINT)
         except Exception as exc:  # a host's trouble (SessionError) or a bug: said, never a traceback
             print(f"nfs-tuner {command}: {exc}", file=sys.stderr)
-            return 1
+            return Exit.FAILED
         return done(args, store, sid, finished)
 
 
@@ -247,7 +318,7 @@ async def _stoppable(run: Coroutine[Any, Any, int], stopped_by: list[int]) -> in
 def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
     trials = store.trials(sid)
     if args.json:
-        json.dump({
+        write_json("sweep", {
             "session": sid, "state": store.get_session(sid).state.value,
             "goal": plan_goal(store.get_session(sid).plan).to_json(),
             "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
@@ -257,15 +328,32 @@ def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[Sweep
             "revert_problems": list(finished[-1].problems) if finished else [],
             "topups": finished[-1].topups if finished else 0,
             "paused_for": finished[-1].paused_for if finished else "",
-        }, sys.stdout, indent=2)  # fmt: skip
-        sys.stdout.write("\n")
+            "resume": resume_command(sid, db=store.path, ssh_config=ssh_config_of(args)) if paused(finished) else None,
+        }, sys.stdout)  # fmt: skip
     else:
         ok = sum(1 for t in trials if t.state.value == "ok")
         topups = f" ({finished[-1].topups} re-run for lost runs)" if finished and finished[-1].topups else ""
-        print(f"session {sid}: {ok} of {len(trials)} trials ok{topups}; see `nfs-tuner sessions show {sid}`")
-        if finished and finished[-1].paused_for:
-            print(f"paused: {finished[-1].paused_for} stopped answering; when it is back, "
-                  f"`nfs-tuner sweep --resume {sid}` goes on where it stopped")
-    if finished and finished[-1].paused_for:
-        return 3
-    return 0 if finished and not finished[-1].problems else 1
+        print(f"session {sid}: {ok} of {len(trials)} trials ok{topups}; "
+              f"see `{command_line('sessions', 'show', str(sid), db=store.path)}`")
+        say_paused(args, store, sid, finished)
+    return ended(finished, complete=True)
+
+
+def paused(finished: list[SweepFinished]) -> bool:
+    return bool(finished and finished[-1].paused_for)
+
+
+def say_paused(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> None:
+    """When a lost host stopped the run: the command that goes on, whole (this database, this SSH config)."""
+    if paused(finished):
+        print(f"paused: {finished[-1].paused_for} stopped answering; when it is back, "
+              f"`{resume_command(sid, db=store.path, ssh_config=ssh_config_of(args))}` goes on where it stopped")
+
+
+def ended(finished: list[SweepFinished], *, complete: bool) -> Exit:
+    """A run's exit status: a lost host (3) before a change left on a host (4) before an early end (1)."""
+    if paused(finished):
+        return Exit.HOST_LOST
+    if not finished or finished[-1].problems:
+        return Exit.NOT_PUT_BACK if finished else Exit.FAILED
+    return Exit.OK if complete else Exit.FAILED

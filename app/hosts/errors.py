@@ -192,10 +192,11 @@ class NotAnNfsServer(HostError):
 
 
 class NoPython3(HostError):
-    def __init__(self, host: str) -> None:
+    def __init__(self, host: str, version: str = "") -> None:
+        found = f"its python3 is {version}" if version else "python3 was not found"
         super().__init__(
             host,
-            f"{host}: python3 was not found, and the load agent needs Python 3.6 or newer "
+            f"{host}: {found}, and the load agent needs Python 3.6 or newer "
             "on every client. Install it (package python3) and discover again.",
         )
 

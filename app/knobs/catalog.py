@@ -14,9 +14,10 @@ HOST_WIDE = ("Host-wide on each client: every filesystem there, not only the tes
              "the sweep runs (put back after).")
 DIRTY_NOTE = (f"{HOST_WIDE} More dirty data held in RAM smooths bursts of writes but makes each flush "
               "longer; the kernel keeps either this or the matching ratio, and the old one is put back.")
-SLOTS_NOTE = ("Applies to connections made after it is set (the test mount's own; the admin's mounts keep "
-              "theirs). The kernel's default, 65536, grows each connection's table as needed; a lower cap "
-              "bounds the requests one connection keeps in flight.")
+SLOTS_NOTE = ("Host-wide on each client: every NFS connection made after it is set takes it, the test mount's and "
+              "any other the client opens while the sweep runs (those made before keep theirs; put back after). "
+              "The kernel's default, 65536, grows each connection's table as needed; a lower cap bounds the "
+              "requests one connection keeps in flight.")
 _MIB = 1 << 20
 RATIO = r"(100|[1-9]?[0-9])%"  # a dirty-page limit in force as a share of memory (vm.dirty_ratio)
 KERNEL_RANGE = r"[0-9]{1,3}–[0-9]{1,3}"  # the attribute cache's own range when no actimeo is set (3–60)
@@ -63,38 +64,38 @@ SPECS: dict[str, KnobSpec] = {
             (256, 1024, 4096, 8192),
         ),
         KnobSpec(
-            "rsize", "rsize", Scope.CLIENT, "bytes",
+            "rsize", "rsize", Scope.TEST_MOUNT, "bytes",
             Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
             Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
             (32768, 131072, 1048576),
         ),
         KnobSpec(
-            "wsize", "wsize", Scope.CLIENT, "bytes",
+            "wsize", "wsize", Scope.TEST_MOUNT, "bytes",
             Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
             Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
             (32768, 131072, 1048576),
         ),
         KnobSpec(
-            "nfsvers", "NFS version", Scope.CLIENT, "",
+            "nfsvers", "NFS version", Scope.TEST_MOUNT, "",
             Validity("versions the Linux client and knfsd share", choices=("3", "4.1", "4.2")),
             Safety.SAFE, "Applied on nfs-tuner's own test mount.",
             ("3", "4.2"),
         ),
         KnobSpec(
-            "nconnect", "nconnect", Scope.CLIENT, "connections",
+            "nconnect", "nconnect", Scope.TEST_MOUNT, "connections",
             Validity("the Linux client allows 1–16 TCP connections per server", minimum=1, maximum=16),
             Safety.SAFE, "Applied on nfs-tuner's own test mount (Linux 5.3 and newer).",
             (1, 4, 8),
         ),
         KnobSpec(
-            "nocto", "close-to-open consistency", Scope.CLIENT, "",
+            "nocto", "close-to-open consistency", Scope.TEST_MOUNT, "",
             Validity("a mount either checks for other clients' changes at each open (cto) or not",
                      choices=("cto", "nocto")),
             Safety.COHERENCE, NOCTO_RISK,
             ("cto", "nocto"),
         ),
         KnobSpec(
-            "actimeo", "attribute cache time", Scope.CLIENT, "seconds",
+            "actimeo", "attribute cache time", Scope.TEST_MOUNT, "seconds",
             Validity("attributes cached 0–600 s (0: not cached); longer is staler", minimum=0, maximum=600,
                      native=KERNEL_RANGE),
             Safety.COHERENCE, ACTIMEO_RISK,
@@ -122,7 +123,7 @@ SPECS: dict[str, KnobSpec] = {
             (16, 128, 65536),
         ),
         KnobSpec(
-            "read_ahead_kb", "client readahead", Scope.CLIENT, "KiB",
+            "read_ahead_kb", "client readahead", Scope.TEST_MOUNT, "KiB",
             Validity("readahead of the mount's bdi, 0–65536 KiB", minimum=0, maximum=65536),
             Safety.SAFE, "Set on the test mount's bdi only.",
             (128, 1024, 4096, 16384),

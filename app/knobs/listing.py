@@ -11,7 +11,7 @@ from app.facts import HostFacts
 from app.facts.model import NfsMount
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
-from app.knobs.model import KnobSpec
+from app.knobs.model import KnobSpec, Scope
 from app.knobs.nfsd_restart import BLOCK_SIZE_FILE
 from app.knobs.targets import NFSD_THREADS_FILE, MountOptions, export_wdelay
 
@@ -21,6 +21,7 @@ class KnobRow:
     knob: str
     title: str
     host: str
+    where: str  # the catalog's Scope: "server", "test mount", "whole client", "link"
     target: str
     current: str
     valid: str
@@ -42,7 +43,7 @@ def _row(spec: KnobSpec, facts: HostFacts, target: str, current: object) -> Knob
     else:
         why = "privilege not checked yet"
     shown = "unknown" if current is None else str(current)
-    return KnobRow(spec.name, spec.title, facts.host, target, shown, spec.validity.describe(),
+    return KnobRow(spec.name, spec.title, facts.host, spec.scope.value, target, shown, spec.validity.describe(),
                    spec.safety.value, spec.safety_note, writable, why)  # fmt: skip
 
 
@@ -109,14 +110,14 @@ def client_sysctl_now(sysctls: dict[str, int], knob: str) -> str | None:
 
 
 def format_rows(rows: list[KnobRow]) -> str:
-    header = ("HOST", "KNOB", "TARGET", "CURRENT", "VALID", "SAFETY", "MAY CHANGE")
+    header = ("HOST", "KNOB", "ACTS ON", "TARGET", "CURRENT", "VALID", "SAFETY", "MAY CHANGE")
     table = [header] + [
-        (r.host, r.knob, r.target, r.current, r.valid, r.safety, "yes" if r.can_change else "no (read-only)")
+        (r.host, r.knob, r.where, r.target, r.current, r.valid, r.safety, "yes" if r.can_change else "no (read-only)")
         for r in rows
     ]
     widths = [min(max(len(str(row[i])) for row in table), 40) for i in range(len(header))]
     lines = ["  ".join(str(c)[:40].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
-    notes = {r.knob: r.safety_note for r in rows if r.safety != "safe"}
+    notes = {r.knob: r.safety_note for r in rows if r.safety != "safe" or r.where == Scope.CLIENT.value}
     lines.append("")
     lines += [f"{k}: {v}" for k, v in notes.items()]
     hints = {r.host: r.why_not for r in rows if r.why_not}

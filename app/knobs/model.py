@@ -14,8 +14,11 @@ Value = int | str
 
 
 class Scope(StrEnum):
-    SERVER = "server"
-    CLIENT = "client"
+    """Where a knob's change acts: what every sentence about it says (app.vocabulary.where_text)."""
+
+    SERVER = "server"  # the NFS server: every client of it sees the change
+    TEST_MOUNT = "test mount"  # nfs-tuner's own mount on each client: nothing else there works under it
+    CLIENT = "whole client"  # host-wide on each client: every filesystem or NFS connection there, while set
     LINK = "link"  # both ends of the server–client path
 
 

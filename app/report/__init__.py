@@ -1,7 +1,7 @@
 """Qt-free session review: what a session holds, comparisons, and the self-contained HTML report."""
 
 from app.report.comparison import ComparisonRow, compare_sessions
-from app.report.html_report import render_html, results_table, write_report
+from app.report.html_report import render_html, render_report, results_table, write_report
 from app.report.session_data import (
     ObjectiveView,
     RankedConfig,
@@ -27,6 +27,7 @@ __all__ = [
     "load_session_data",
     "plan_summary",
     "render_html",
+    "render_report",
     "results_table",
     "trial_mean",
     "workload_kind",

@@ -8,14 +8,13 @@ received from someone else makes no network connection.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from app import __version__
+from app.output_files import OutputExists, write_text
 import numpy as np
 
 from app.report.charts import knob_charts, over_time_charts
@@ -317,19 +316,20 @@ def render_html(data: SessionData, samples: SampleArrays, ladder: LadderResult |
     return "\n".join(parts)
 
 
-def write_report(store: Store, session_id: int, dest: str | Path, *, data: SessionData | None = None) -> Path:
-    """Render a session's report to ``dest`` (written to a temporary file, then moved in place)."""
+REPORT = "the report"  # as messages name it
+
+
+def write_report(store: Store, session_id: int, dest: str | Path, *, data: SessionData | None = None,
+                 replace: bool = False) -> Path:
+    """Render a session's report to ``dest`` by app.output_files' rules (``replace``: over an existing file)."""
     dest = Path(dest)
+    if not replace and dest.exists():  # said before the rendering's work
+        raise OutputExists(dest, REPORT)
+    return write_text(dest, render_report(store, session_id, data=data), REPORT, replace=replace)
+
+
+def render_report(store: Store, session_id: int, *, data: SessionData | None = None) -> str:
+    """A session's report as one HTML text."""
     data = data or load_session_data(store, session_id)
-    text = render_html(data, store.load_session_samples(session_id), load_ladder(store, session_id),
+    return render_html(data, store.load_session_samples(session_id), load_ladder(store, session_id),
                        load_dirs(store, session_id))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return dest

@@ -478,6 +478,15 @@ def ladder_sweep(plan: Any) -> Mapping[str, Any] | None:
     return study_sweep(plan, "ladder")
 
 
+NOT_STORED_NOTE = "No recommendation was stored with this session: it was computed now from the trials' summaries."
+NOT_STORED = "computed now, none stored"  # how a listing marks such a recommendation, wherever it is listed
+
+
+def not_stored(views: Sequence[ObjectiveView]) -> bool:
+    """A recommendation computed now from the trials (a cancelled or interrupted session), none stored with it."""
+    return any(not v.stored for v in views)
+
+
 def load_session_data(store: Store, session_id: int) -> SessionData:
     """Everything but the samples (those load separately: they can be a million rows). A load
     ladder recommends no knob: its knee is app.report.ladder's."""
@@ -485,8 +494,7 @@ def load_session_data(store: Store, session_id: int) -> SessionData:
     trials = tuple(store.trials(session_id))
     ladder = any(study_sweep(session.plan, k) is not None for k in ("ladder", "dirs"))  # studies recommend none
     views, excluded = ((), ()) if ladder else objective_views(store, session_id)
-    notes = () if ladder or all(v.stored for v in views) else (
-        "No recommendation was stored with this session: it was computed now from the trials' summaries.",)
+    notes = () if ladder or all(v.stored for v in views) else (NOT_STORED_NOTE,)
     return SessionData(
         session=session, trials=trials, objectives=views, excluded=excluded,
         snippet_groups=snippet_groups(store, session_id, trials, views),

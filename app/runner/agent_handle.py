@@ -19,6 +19,7 @@ from app.runner.errors import RunError
 from experiments.agent_launch import bootstrap_argv, exit_message, go_line, payload
 from experiments.agent_protocol import AgentError, AgentEvent, AgentNotice, AgentStream, AgentSummary
 from experiments.samples import HostTelemetry, Sample
+from app.vocabulary.hosts import host_detail
 
 EventSink = Callable[["AgentHandle", AgentEvent], None]
 
@@ -110,7 +111,7 @@ class AgentHandle:
             # encodes text as UTF-8, so the same bytes arrive.
             await self.proc.write(payload(self.config).decode("utf-8"))
         except HostError as exc:
-            self._fail(RunError(self.host, f"could not start the load agent: {exc}"))
+            self._fail(RunError(self.host, f"could not start the load agent: {host_detail(self.host, str(exc))}"))
             self.ended.set()
             return
         self._reader = asyncio.create_task(self._read(), name=f"agent-{self.host}-{self.role}")
@@ -132,7 +133,8 @@ class AgentHandle:
             self.exit_status = result.exit_status
             self.stderr = result.stderr
         except HostError as exc:
-            self._fail(RunError(self.host, f"lost the SSH connection during the run: {exc}", lost=True))
+            self._fail(RunError(self.host, f"lost the SSH connection during the run: {host_detail(self.host, str(exc))}",
+                                lost=True))
         finally:
             # Files it could not remove after a full summary do not undo the figures: the run's
             # warnings name them (cleanup problems), the trial stands.

@@ -21,6 +21,7 @@ from app.runner.errors import RunError
 from app.runner.run import ClientWork, WorkloadRunner
 from experiments.agent_protocol import AgentEvent, AgentNotice
 from experiments.workloads import MIB, SeqRead, SeqWrite, TcpSink, TcpSource
+from app.vocabulary.hosts import host_detail
 
 IPERF_PORT = 5201
 
@@ -104,7 +105,7 @@ async def tcp_ceiling(
             with contextlib.suppress(RunError):
                 return TcpCeiling(client, await _iperf3(pool, server, client, server_address, duration_s), "iperf3")
     except HostError as exc:
-        raise RunError(client, f"measuring TCP throughput failed: {exc}") from exc
+        raise RunError(client, f"measuring TCP throughput failed: {host_detail(client, str(exc))}") from exc
     return TcpCeiling(client, await _agent_tcp(pool, server, client, server_address, duration_s, python), "agent")
 
 

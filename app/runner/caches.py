@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.hosts import HostConnection, HostError
 from app.runner.errors import RunError
+from app.vocabulary.hosts import host_detail
 
 
 async def drop_caches(conn: HostConnection) -> None:
@@ -23,6 +24,6 @@ async def drop_caches(conn: HostConnection) -> None:
         await conn.run(["sync"], sudo=sudo, timeout=120)
         result = await conn.run(["tee", "/proc/sys/vm/drop_caches"], sudo=sudo, input="3\n", timeout=120)
     except HostError as exc:
-        raise RunError(conn.name, f"dropping the page cache failed: {exc}") from exc
+        raise RunError(conn.name, f"dropping the page cache failed: {host_detail(conn.name, str(exc))}") from exc
     if not result.ok:
         raise RunError(conn.name, f"dropping the page cache failed: {result.stderr.strip() or result.stdout.strip()}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from app.vocabulary.hosts import about_host
+
 
 class RunError(Exception):
     """A workload run ended with a problem; the samples gathered so far are kept.
@@ -12,7 +14,7 @@ class RunError(Exception):
     """
 
     def __init__(self, host: str, message: str, errno: int | None = None, *, lost: bool = False) -> None:
-        super().__init__(f"{host}: {message}" if host else message)
+        super().__init__(about_host(host, message))
         self.host = host
         self.message = message
         self.errno = errno

@@ -36,6 +36,7 @@ from experiments.latency import subtract
 from experiments.record_fields import BadRecord
 from experiments.fio_status import FioStatusSampler, FioStatusStream, job_errors
 from experiments.workloads import CacheMode, WorkloadSpec
+from app.vocabulary.hosts import host_detail
 
 FioSink = Callable[["FioHandle", AgentEvent], None]
 READY = "nfs-tuner-fio ready"
@@ -148,7 +149,7 @@ class FioHandle:
         try:
             self.proc = await self.conn.start(argv)
         except HostError as exc:
-            self._fail(RunError(self.host, f"could not start fio: {exc}"))
+            self._fail(RunError(self.host, f"could not start fio: {host_detail(self.host, str(exc))}"))
             self.ended.set()
             self.ready.set()
             return
@@ -177,7 +178,8 @@ class FioHandle:
             result = await self.proc.wait(timeout=EXIT_WAIT_S)
             self.exit_status, self.stderr = result.exit_status, result.stderr
         except HostError as exc:
-            self._fail(RunError(self.host, f"lost the SSH connection during the fio run: {exc}", lost=True))
+            self._fail(RunError(self.host, f"lost the SSH connection during the fio run: {host_detail(self.host, str(exc))}",
+                                lost=True))
         finally:
             self._conclude()
             self.ended.set()

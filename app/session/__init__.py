@@ -6,7 +6,7 @@
 
 from app.hosts import UnknownHostKey
 from app.knobs.recovery import Pending
-from app.session.plan import STRATEGY_TEXT, PlanChoices, PlanError, Where, build_spec, plan_problems
+from app.session.plan import STRATEGY_TEXT, PlanChoices, PlanError, Where, build_spec, plan_problems, strategy_label
 from app.session.baseline import Baseline, BaselineStep, BaselineStepStarted, Ceiling
 from app.session.preview import Change, HostChanges, RunPreview
 from app.session.choices import WORKLOADS, KnobChoice, WorkloadChoice
@@ -37,4 +37,5 @@ __all__ = [
     "WorkloadChoice",
     "build_spec",
     "plan_problems",
+    "strategy_label",
 ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from app.knobs.catalog import SPECS
 from app.knobs.model import KnobSpec, Safety
-from app.sweep.spec import EXPORT_KNOBS, MOUNT_KNOBS, SWEEPABLE
+from app.sweep.spec import EXPORT_KNOBS, SWEEPABLE
 from app.vocabulary import WORKLOAD_WORDS, knob_value_text, knob_values_text, workload_label
 
 
@@ -21,7 +21,6 @@ class KnobChoice:
     spec: KnobSpec
     current: str  # today's value as parse_value reads it, or "unknown"
     suggested: str  # the values offered by default, as typed
-    on_test_mount: bool  # applied on nfs-tuner's own test mount (a fresh mount per trial)
 
     @property
     def name(self) -> str:
@@ -63,5 +62,5 @@ def knob_choices(current: dict[str, str]) -> list[KnobChoice]:
     out = []
     for spec in SPECS.values():
         today = knob_value_text(spec.name, current.get(spec.name, "unknown"))  # as discovered if it does not parse
-        out.append(KnobChoice(spec, today, knob_values_text(spec.name, spec.default_sweep), spec.name in MOUNT_KNOBS))
+        out.append(KnobChoice(spec, today, knob_values_text(spec.name, spec.default_sweep)))
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.session.ladder_plan import held_problems
-from app.session.plan import PlanChoices, PlanError, Where, parse_knobs, where_problems
+from app.session.plan import PLAN_PAGE_OPT_INS, OptInWords, PlanChoices, PlanError, Where, parse_knobs, where_problems
 from app.sweep.dirs import LAYOUTS
 from app.sweep.spec import SweepSpec
 from experiments.plan import Plan
@@ -17,9 +17,10 @@ from experiments.plan import Plan
 MAX_ENTRIES = 50_000_000  # the workload's own bound (experiments.workloads.DirScaling)
 
 
-def dirs_problems(choices: PlanChoices, entries: int, layouts: Sequence[str]) -> dict[str, str]:
+def dirs_problems(choices: PlanChoices, entries: int, layouts: Sequence[str],
+                  opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:  # fmt: skip
     """Everything wrong with a directory study of ``choices``, by field; empty when they make one."""
-    problems = {k: v for k, v in held_problems(choices, "directory study").items() if k != "workloads"}
+    problems = {k: v for k, v in held_problems(choices, "directory study", opt_ins).items() if k != "workloads"}
     if not 1 <= entries <= MAX_ENTRIES:
         problems["entries"] = f"entries must be 1 to {MAX_ENTRIES:,}, got {entries:,}"
     if not layouts or any(x not in LAYOUTS for x in layouts) or len(set(layouts)) != len(layouts):

@@ -7,15 +7,24 @@ ladder's, one trial per step. Checked with the sweep's own words (``plan_problem
 
 from __future__ import annotations
 
-from app.session.plan import PlanChoices, PlanError, Where, parse_knobs, plan_problems, where_problems
+from app.session.plan import (
+    PLAN_PAGE_OPT_INS,
+    OptInWords,
+    PlanChoices,
+    PlanError,
+    Where,
+    parse_knobs,
+    plan_problems,
+    where_problems,
+)
 from app.sweep.ladder import ladder_steps
 from app.sweep.spec import LOOPING, SweepSpec, workload_kind
 from experiments.plan import Plan
 
 
-def held_problems(choices: PlanChoices, study: str) -> dict[str, str]:
+def held_problems(choices: PlanChoices, study: str, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
     """A study's (ladder, directory scaling) sweep problems but its knobs', each knob held at one value."""
-    problems = {k: v for k, v in plan_problems(choices).items() if k not in ("knobs", "strategy")}
+    problems = {k: v for k, v in plan_problems(choices, opt_ins).items() if k not in ("knobs", "strategy")}
     knobs, _ = parse_knobs(choices)
     for knob, values in knobs.items():
         if len(values) != 1:
@@ -23,9 +32,9 @@ def held_problems(choices: PlanChoices, study: str) -> dict[str, str]:
     return problems
 
 
-def ladder_problems(choices: PlanChoices, max_streams: int) -> dict[str, str]:
+def ladder_problems(choices: PlanChoices, max_streams: int, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
     """Everything wrong with a ladder of ``choices``, by field; empty when they make one."""
-    problems = held_problems(choices, "ladder")
+    problems = held_problems(choices, "ladder", opt_ins)
     if len(choices.workloads) != 1:
         problems["workloads"] = "a ladder climbs one workload"
     elif "workloads" not in problems and workload_kind(choices.workloads[0]) not in LOOPING:

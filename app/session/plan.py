@@ -21,22 +21,31 @@ from experiments.goals import Goal, GoalKind
 from experiments.plan import STRATEGIES, Plan, Timing, Value
 from experiments.workloads import MIB
 
-# The strategies as the faces name them (experiments.strategies implements them).
+# What each strategy does, as the faces say it after its name (experiments.strategies implements them).
 STRATEGY_TEXT: dict[str, str] = {
-    "guided": "guided: find the knobs that matter here, tune only those, confirm the change",
-    "adaptive": "adaptive: one knob at a time, keeping each winner",
+    "guided": "find the knobs that matter here, tune only those, confirm the change",
+    "adaptive": "one knob at a time, keeping each winner",
     "ofat": "one knob at a time, from today's values",
-    "grid": "full grid: every combination",
+    "grid": "every combination",
 }
 assert set(STRATEGY_TEXT) == set(STRATEGIES)
+
+
+def strategy_label(name: str) -> str:
+    """A strategy as a face lists it: 'adaptive: one knob at a time, keeping each winner'."""
+    return f"{name}: {STRATEGY_TEXT[name]}"
 
 NO_KNOB = "choose at least one knob to sweep"
 MAX_HOST_WAIT_S = 3600.0
 NO_WORKLOAD = "choose at least one workload"
-ASYNC_RISK = ("export_sync=async may lose acknowledged writes on a server crash: "
-              "sweep it only with the async opt-in")  # fmt: skip
+ASYNC_RISK = "export_sync=async may lose acknowledged writes on a server crash: sweep it only with {opt_in}"
 RESTART_RISK = ("max_block_size restarts nfsd for each change, and every NFSv4 client waits out its grace period: "
-                "sweep it only with the restart opt-in")  # fmt: skip
+                "sweep it only with {opt_in}")  # fmt: skip
+# How a face names each opt-in (app.session.choices.OPT_INS) where a refusal says to give it: the Plan page's
+# boxes here; the command line passes its flags (app.commands.arguments.OPT_IN_FLAGS).
+OptInWords = Mapping[str, str]
+PLAN_PAGE_OPT_INS: OptInWords = {"async": "the “Also try async exports” box checked",
+                                 "restart": "the “Also try nfsd's max_block_size” box checked"}
 
 
 @dataclass(frozen=True)
@@ -97,8 +106,8 @@ class PlanError(ValueError):
         self.problems = dict(problems)
 
 
-def parse_knobs(choices: PlanChoices) -> tuple[dict[str, tuple[Value, ...]], dict[str, str]]:
-    """(values per knob, problems per knob)."""
+def parse_knobs(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> tuple[dict[str, tuple[Value, ...]], dict[str, str]]:
+    """(values per knob, problems per knob); ``opt_ins``: the face's names of the opt-ins a refusal asks for."""
     knobs: dict[str, tuple[Value, ...]] = {}
     problems: dict[str, str] = {}
     for name, text in choices.knobs.items():
@@ -109,15 +118,16 @@ def parse_knobs(choices: PlanChoices) -> tuple[dict[str, tuple[Value, ...]], dic
             continue
         spec = SPECS[name]
         if spec.safety is Safety.DATA_RISK and not choices.allow_async and "async" in map(str, knobs[name]):
-            problems[name] = ASYNC_RISK
+            problems[name] = ASYNC_RISK.format(opt_in=opt_ins["async"])
         if spec.safety is Safety.RESTART and not choices.allow_restart:
-            problems[name] = RESTART_RISK
+            problems[name] = RESTART_RISK.format(opt_in=opt_ins["restart"])
     return knobs, problems
 
 
-def plan_problems(choices: PlanChoices) -> dict[str, str]:
-    """Everything wrong with ``choices``, by field; empty when they make a plan."""
-    _, problems = parse_knobs(choices)
+def plan_problems(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
+    """Everything wrong with ``choices``, by field, in the words of the face whose ``opt_ins`` they are; empty
+    when they make a plan."""
+    _, problems = parse_knobs(choices, opt_ins)
     if not choices.knobs:
         problems["knobs"] = NO_KNOB
     if not choices.workloads:

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.output_files import OutputError
 from app.recommend.objectives import objective_of
 from app.recommend.ranking import config_key
 from app.report import ObjectiveView, SessionData, write_report
 from app.report.session_data import snippet_config
 from app.snippets import Snippet, SnippetContext, context_for_session, context_from_facts, render_all
+from app.snippets.context import mounted_as
 from app.store import Store, StoreError
 from app.store.records import TrialRecord
 from app.vocabulary import workload_detail, workload_id, workload_label
@@ -168,7 +170,8 @@ def _natural(name: str) -> tuple[tuple[int, str], ...]:
 
 def placed_snippets(data: SessionData, snippets: Sequence[Snippet]) -> tuple[PlacedSnippet, ...]:
     """``snippets`` (of a stored snippet group) placed on the session's hosts, as its stored facts name them."""
-    ctx = context_from_facts([(r.host, r.role, r.facts) for r in data.host_facts], session_id=data.session.id)
+    ctx = context_from_facts([(r.host, r.role, r.facts) for r in data.host_facts], session_id=data.session.id,
+                             mounted_as=mounted_as(data.session.plan))
     return tuple(place(s, ctx) for s in snippets)
 
 
@@ -203,19 +206,24 @@ class ExportError(Exception):
 def export_report(store: Store, data: SessionData, dest: Path) -> Path:
     """The session's self-contained HTML report at ``dest`` (the same report as ``nfs-tuner report``)."""
     try:
-        return write_report(store, data.session.id, dest, data=data)
-    except (StoreError, OSError) as e:
+        return write_report(store, data.session.id, dest, data=data, replace=True)  # the save dialog asked
+    except OutputError as e:  # names the file already
+        raise ExportError(str(e)) from e
+    except StoreError as e:
         raise ExportError(f"The report was not written to {dest}: {e}") from e
 
 
-def saved_text(store: Store, session_id: int | None, *, demo: bool) -> str:
-    """Where the finished session is kept, in true words (the demo's database is a throwaway one)."""
+def saved_text(store: Store, session_id: int | None, *, demo: bool, throwaway: bool = False) -> str:
+    """Where the finished session is kept, in true words (``throwaway``: the demo's own database, gone at exit)."""
     try:
         stored = session_id is not None and store.get_session(session_id).id == session_id
     except StoreError:  # not there (or the database is gone)
         stored = False
     if not stored:
         return "Demo: not saved." if demo else "Nothing was saved: no session was recorded."
+    if demo and throwaway:
+        return (f"Demo: session {session_id} is in the demo's throwaway database {store.path}, not with your sessions; "
+                "it is removed when nfs-tuner quits (--db keeps the demo's sessions in a file you name).")
     if demo:
-        return f"Demo: session {session_id} is in the demo's throwaway database {store.path}, not with your sessions."
+        return f"Demo: session {session_id} (simulated hosts) is saved in {store.path}."
     return f"Session {session_id} is saved in {store.path}."

@@ -11,6 +11,7 @@ HostSide: over SSH, or simulated for the demo.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -29,9 +30,11 @@ from app.paths import log_dir
 from app.report.session_data import SessionData, load_session_data
 from app.runner import RunError
 from app.session import topology
+from app.session.admin_commands import command_line, resume_command
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
 from app.session.choices import KnobChoice, knob_choices
 from app.session.plan import PlanChoices, Where, build_spec
+from app.session.preflight import Preflight, preflight
 from app.session.preview import RunPreview, run_preview
 from app.session.study import StudyChoice, build_study, spec_estimate
 from app.store import Store
@@ -79,10 +82,32 @@ class TuningSession:
         self._task: asyncio.Task[int] | None = None
         # When a host stops answering mid-run: None stops the run (resumable, the CLI's way); the wizard asks.
         self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
+        # The folder of a database kept for this session only (the demo's), removed when it is closed or at exit.
+        self.throwaway: tempfile.TemporaryDirectory[str] | None = None
 
     @property
     def simulated(self) -> bool:
         return bool(getattr(self.hosts, "simulated", False))
+
+    @property
+    def speed(self) -> float:
+        """How many times faster than real ones its hosts run: the demo's simulated hosts' pace, else 1."""
+        speed = getattr(self.hosts, "speed", 1.0) if self.simulated else 1.0
+        return float(speed) if isinstance(speed, int | float) and speed > 0 else 1.0
+
+    @property
+    def ssh_config(self) -> Path | None:
+        """The SSH config the hosts are reached through (None: ~/.ssh/config, or hosts with none: the demo's)."""
+        config = getattr(self.hosts, "ssh_config", None)
+        return config if isinstance(config, Path) else None
+
+    def command(self, *words: str) -> str:
+        """A host command for the admin to run, whole: with this session's SSH config."""
+        return command_line(*words, ssh_config=self.ssh_config)
+
+    def resume_command(self, session_id: int) -> str:
+        """The command that goes on with ``session_id`` later, whole: this database, this SSH config."""
+        return resume_command(session_id, db=self.store.path, ssh_config=self.ssh_config)
 
     def _trouble(self, host: str, exc: BaseException) -> SessionError:
         log.warning("%s: %s", host, exc, exc_info=exc)
@@ -100,7 +125,7 @@ class TuningSession:
                 (require_server if role is Role.SERVER else require_client)(facts)
             except UnknownHostKey as unknown:
                 if confirm_key is None:
-                    raise SessionError(f"{unknown} Trust it with `nfs-tuner discover --trust-new-keys {host}`.") \
+                    raise SessionError(f"{unknown} Trust it with `{self.command('discover', '--trust-new-keys', host)}`.") \
                         from None
                 if not await confirm_key(host, unknown):
                     raise SessionError(f"The key of {host} was not trusted, so nothing was done there.") from None
@@ -186,7 +211,7 @@ class TuningSession:
 
     def preview(self, spec: SweepSpec) -> RunPreview:
         """What running ``spec`` changes on which host, its test mounts and its time: to ask before ``run``."""
-        return run_preview(spec, self.facts)
+        return run_preview(spec, self.facts, speed=self.speed)
 
     # --- the baseline --------------------------------------------------------------------
     def baseline_steps(self, workloads: Sequence[str]) -> tuple[BaselineStep, ...]:
@@ -213,6 +238,18 @@ class TuningSession:
         hosts = {spec.server, *spec.clients}
         facts = {h: (self.roles[h].value, self.facts[h].to_dict()) for h in hosts if h in self.facts}
         return Measured(facts, [(h, f) for h, f in self._ceilings if h in hosts])
+
+    async def preflight(self, spec: SweepSpec) -> Preflight:
+        """What stands in the way of running ``spec``, found before anything is changed (app.session.preflight).
+        A client whose TCP ceiling the baseline measured has shown the way through its firewalls already."""
+        known = {h for h, f in self._ceilings if "tcp_bps" in f}
+        try:
+            found = await preflight(self.hosts, spec, self.facts, ceilings_known=set(spec.clients) <= known)
+        except HOST_TROUBLE as exc:
+            raise self._trouble(spec.server, exc) from exc
+        if found.notes:
+            self.bus.publish(Message(Level.INFO, "Not checked before the run", "; ".join(found.notes)))
+        return found
 
     async def run(self, spec: SweepSpec) -> SweepFinished:
         """A new session: sweep ``spec``, every change put back at the end; returns how it ended."""
@@ -328,3 +365,5 @@ class TuningSession:
         await self.cancel_and_revert()
         await self.hosts.close()
         self.store.close()
+        if self.throwaway is not None:
+            self.throwaway.cleanup()

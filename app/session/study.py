@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from app.session.dirs_plan import build_dirs, dirs_problems
 from app.session.ladder_plan import build_ladder, ladder_problems
-from app.session.plan import PlanChoices, Where, build_spec, plan_problems
+from app.session.plan import PLAN_PAGE_OPT_INS, OptInWords, PlanChoices, Where, build_spec, plan_problems
 from app.sweep.dirs import LAYOUTS as LAYOUTS  # re-exported too
 from app.sweep.ladder import MAX_STREAMS as MAX_STREAMS  # re-exported: a bound the faces take from here
 from app.sweep.spec import SweepSpec
@@ -69,13 +69,14 @@ def as_study(choices: PlanChoices, kind: StudyKind) -> PlanChoices:
     return choices
 
 
-def study_problems(choices: PlanChoices, study: StudyChoice) -> dict[str, str]:
-    """Everything wrong with ``choices`` for ``study``, by field; empty when they make one."""
+def study_problems(choices: PlanChoices, study: StudyChoice, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
+    """Everything wrong with ``choices`` for ``study``, by field, in the words of the face whose ``opt_ins``
+    they are; empty when they make one."""
     if study.kind is StudyKind.LADDER:
-        return ladder_problems(choices, study.max_streams)
+        return ladder_problems(choices, study.max_streams, opt_ins)
     if study.kind is StudyKind.DIRS:
-        return dirs_problems(choices, study.entries, study.layouts)
-    return plan_problems(choices)
+        return dirs_problems(choices, study.entries, study.layouts, opt_ins)
+    return plan_problems(choices, opt_ins)
 
 
 def build_study(choices: PlanChoices, where: Where, study: StudyChoice,

@@ -281,6 +281,8 @@ class SimulatedHosts:
         self.fail_next: list[str] = []  # reasons the next trials break with while every host answers
         self.refuse: set[tuple[str, str]] = set()  # (knob, value) the hosts refuse to apply, as a real one may
         self.slow_path: dict[str, float] = {}  # client -> share of its speed its path gives (tests of fairness)
+        self.export_free_bytes = world.EXPORT_FREE_BYTES  # what the export has free (tests fill it)
+        self.unwritable: set[str] = set()  # hosts whose login may not write the export (tests: root_squash)
 
     def config_at(self, directory: str) -> Mapping[str, Value]:
         """The configuration a client's I/O in ``directory`` runs with (today's outside a test mount)."""
@@ -316,6 +318,14 @@ class SimulatedHosts:
     async def disk_ceiling(self, server: str, export: str, *, file_size: int, python: str = "python3") -> DiskCeiling:
         await asyncio.sleep(2.0 / self.speed)
         return DiskCeiling(server, world.DISK_WRITE_BPS, world.DISK_READ_BPS, "dropped")
+
+    async def export_free(self, server: str, export: str) -> int:
+        await asyncio.sleep(0.05 / self.speed)
+        return self.export_free_bytes
+
+    async def may_write(self, host: str, path: str) -> bool:
+        await asyncio.sleep(0.05 / self.speed)
+        return host not in self.unwritable
 
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> SimulatedJournal:
         return SimulatedJournal(store, session_id)

@@ -32,6 +32,7 @@ MB = 1_000_000.0
 EXPORT = "/srv/nfs"
 LINK_BPS = 117 * MB  # per client: a gigabit link's TCP payload
 DISK_READ_BPS, DISK_WRITE_BPS = 610 * MB, 420 * MB
+EXPORT_FREE_BYTES = 800 << 30  # the demo's export: room for any plan it offers
 HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-box")
 
 TODAY: dict[str, Value] = {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.hosts.remote_args import UnsafeValue, address
 from app.snippets.model import SnippetContext
 from app.store.store import Store
 
@@ -40,11 +42,15 @@ def context_from_facts(
     session_id: int | None = None,
     objective: str = "seq_read",
     workload: Mapping[str, Any] | None = None,
+    mounted_as: str = "",
 ) -> SnippetContext:
     """facts: (host, role, HostFacts.to_dict()) per host; the last snapshot of a host wins.
 
     Only server and client snapshots count: a sweep also stores its measured ceilings
     as facts of the same hosts (role "ceiling"), which must not hide the host's role.
+    The server is named as the clients mount the export already (their mounts' own word,
+    the most of them), else as the sweep's test mounts did (``mounted_as``), else by its
+    address in the export's network, else by its SSH name.
     """
     latest: dict[str, tuple[str, Mapping[str, Any]]] = {
         h: (r, f) for h, r, f in facts if isinstance(f, Mapping) and r in ("server", "client")
@@ -68,6 +74,7 @@ def context_from_facts(
     if server_nic:
         nics[server] = server_nic
     mount_point = base.mount_point
+    names: list[str] = []  # the server as each client's own mount of the export names it
     for c in clients:
         nic, _ = _nic_for(latest[c][1], spec)
         if nic:
@@ -75,7 +82,9 @@ def context_from_facts(
         for m in _list(latest[c][1], "nfs_mounts"):
             if m.get("export") == path and m.get("mount_point"):
                 mount_point = str(m["mount_point"])
-    return _with(base, server=server_addr or server, export_path=path, export_clients=spec,
+                names += [n for n in [_address(m.get("server"))] if n]
+    named = Counter(names).most_common(1)[0][0] if names else _address(mounted_as)
+    return _with(base, server=named or server_addr or server, export_path=path, export_clients=spec,
                  export_options=options, mount_point=mount_point, md_device=md, server_host=server,
                  client_hosts=clients or base.client_hosts, nics=nics)
 
@@ -86,8 +95,24 @@ def _with(ctx: SnippetContext, **changes: Any) -> SnippetContext:
     return replace(ctx, **changes)
 
 
+def _address(value: object) -> str:
+    """A server name or address as a mount takes it; "" for anything else (a host's report is untrusted)."""
+    try:
+        return address(value, "server") if isinstance(value, str) and value else ""
+    except UnsafeValue:
+        return ""
+
+
+def mounted_as(plan: object) -> str:
+    """The server as a stored sweep's test mounts named it, when the session says (its server address)."""
+    sweep = plan.get("sweep") if isinstance(plan, Mapping) else None
+    named = sweep.get("server_address") if isinstance(sweep, Mapping) else None
+    return named if isinstance(named, str) else ""
+
+
 def context_for_session(
     store: Store, session_id: int, objective: str = "seq_read", workload: Mapping[str, Any] | None = None
 ) -> SnippetContext:
     rows = [(r.host, r.role, r.facts) for r in store.host_facts(session_id)]
-    return context_from_facts(rows, session_id=session_id, objective=objective, workload=workload)
+    return context_from_facts(rows, session_id=session_id, objective=objective, workload=workload,
+                              mounted_as=mounted_as(store.get_session(session_id).plan))

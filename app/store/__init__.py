@@ -7,9 +7,13 @@ from app.store.errors import (
     ForeignDatabaseError,
     ImportFailedError,
     InvalidTransitionError,
+    LockedDatabaseError,
+    MissingDatabaseError,
     NotFoundError,
+    ReadOnlyDatabaseError,
     SchemaTooNewError,
     StoreError,
+    UnopenableDatabaseError,
 )
 from app.store.records import (
     HostFactsRecord,
@@ -24,7 +28,7 @@ from app.store.sample_blocks import SAMPLE_DTYPE, SampleArrays
 from app.store.schema import MIGRATIONS, Migration
 from app.store.states import OPEN_JOURNAL_STATES, JournalState, SessionState, TrialState
 from app.store.store import Store
-from app.store.transfer import export_session, import_sessions
+from app.store.transfer import Imported, export_session, import_sessions
 from app.store.writer import SampleWriter
 
 __all__ = [
@@ -36,12 +40,16 @@ __all__ = [
     "ForeignDatabaseError",
     "HostFactsRecord",
     "ImportFailedError",
+    "Imported",
     "InvalidTransitionError",
+    "LockedDatabaseError",
     "JournalEntry",
     "JournalState",
     "Migration",
+    "MissingDatabaseError",
     "NotFoundError",
     "PlanRecord",
+    "ReadOnlyDatabaseError",
     "RecommendationRecord",
     "SampleArrays",
     "SampleWriter",
@@ -53,6 +61,7 @@ __all__ = [
     "TelemetryArrays",
     "TrialRecord",
     "TrialState",
+    "UnopenableDatabaseError",
     "export_csv",
     "export_session",
     "import_sessions",

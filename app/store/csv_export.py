@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+from app.output_files import OutputExists, staged
 from app.store.store import Store
 
 SAMPLE_COLUMNS = ("trial_id", "client", "t", "interval", "bytes_read", "bytes_written", "ops",
@@ -14,14 +15,18 @@ SAMPLE_COLUMNS = ("trial_id", "client", "t", "interval", "bytes_read", "bytes_wr
 LATENCY_COLUMNS = ("ops", "p50_ms", "p99_ms", "p999_ms", "max_ms")
 
 
-def export_csv(store: Store, session_id: int, folder: Path) -> tuple[Path, Path]:
-    """Write ``session-<id>-trials.csv`` and ``session-<id>-samples.csv`` into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+def export_csv(store: Store, session_id: int, folder: Path, *, replace: bool = False) -> tuple[Path, Path]:
+    """Write ``session-<id>-trials.csv`` and ``session-<id>-samples.csv`` into ``folder`` by app.output_files'
+    rules (``replace``: over files of those names); neither is written when either exists."""
+    trials_path = folder / f"session-{session_id}-trials.csv"
+    samples_path = folder / f"session-{session_id}-samples.csv"
+    for path in (trials_path, samples_path):
+        if not replace and path.exists():
+            raise OutputExists(path, "the CSV export")
     trials = store.trials(session_id)
     knobs = sorted({k for t in trials for k in t.config})
     summary_keys = sorted({k for t in trials if isinstance(t.summary, dict) for k in t.summary} - {"latency"})
-    trials_path = folder / f"session-{session_id}-trials.csv"
-    with trials_path.open("w", newline="", encoding="utf-8") as f:
+    with staged(trials_path, "the trials' CSV", replace=replace) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["trial_id", "order", "repetition", "state", "reason", "workload", *knobs,
                     *(f"summary_{k}" for k in summary_keys), *(f"latency_{k}" for k in LATENCY_COLUMNS)])
@@ -32,10 +37,9 @@ def export_csv(store: Store, session_id: int, folder: Path) -> tuple[Path, Path]
             w.writerow([t.id, t.order_index, t.repetition, t.state.value, t.reason,
                         json.dumps(t.workload, sort_keys=True), *(t.config.get(k, "") for k in knobs),
                         *(summary.get(k, "") for k in summary_keys), *(latency.get(k, "") for k in LATENCY_COLUMNS)])
-    samples_path = folder / f"session-{session_id}-samples.csv"
     arrays = store.load_session_samples(session_id)
     r = arrays.records
-    with samples_path.open("w", newline="", encoding="utf-8") as f:
+    with staged(samples_path, "the samples' CSV", replace=replace) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(SAMPLE_COLUMNS)
         for i in range(len(arrays)):

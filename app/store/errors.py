@@ -50,6 +50,52 @@ class SchemaTooNewError(StoreError):
         )
 
 
+_ELSEWHERE = "--db or $NFS_TUNER_DB choose another file"
+
+
+class LockedDatabaseError(StoreError):
+    """Another program holds the session database's write lock (another nfs-tuner, an sqlite3 shell)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"The session database {path} is in use by another program (it is locked). Close the other nfs-tuner, "
+            f"or whatever has it open, and start again; or open it read-only for review (--review); {_ELSEWHERE}. "
+            "The file was not changed."
+        )
+
+
+class ReadOnlyDatabaseError(StoreError):
+    """The session database exists but may not be written: the file, its folder or its file system."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(
+            f"The session database {path} cannot be written ({why}); nfs-tuner writes every session and every "
+            f"change's journal entry there. Open it read-only for review (--review), or make it writable; "
+            f"{_ELSEWHERE}. The file was not changed."
+        )
+
+
+class UnopenableDatabaseError(StoreError):
+    """No session database could be opened or made at that path: its folder is missing or may not be written."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(f"No session database can be made at {path} ({why}); {_ELSEWHERE}, in a folder you may write.")
+
+
+class MissingDatabaseError(StoreError):
+    """No session file where one was to be read: nothing has been recorded there (none was created)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"There is no session database at {path}: nothing has been recorded there yet "
+                         "(--db and $NFS_TUNER_DB choose another).")  # fmt: skip
+
+
 class InvalidTransitionError(StoreError):
     """A state change the life cycle does not allow (e.g. reverted → applied)."""
 

@@ -24,7 +24,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from app.store.connection import open_database
-from app.store.errors import DamagedDatabaseError, InvalidTransitionError, NotFoundError, StoreError
+from app.store.errors import (
+    DamagedDatabaseError,
+    InvalidTransitionError,
+    LockedDatabaseError,
+    NotFoundError,
+    StoreError,
+)
 from app.store.records import (
     HostFactsRecord,
     JournalEntry,
@@ -127,6 +133,7 @@ class Store:
         migrations: Sequence[Migration] = MIGRATIONS,
         clock: Callable[[], float] = time.time,
         shown_as: Path | None = None,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         # The file errors name: the user's own file when this store is a private copy of it.
@@ -136,7 +143,8 @@ class Store:
         self._lock = threading.RLock()
         self._depth = 0
         self._writers: list[SampleWriter] = []
-        self._conn = open_database(self.path, readonly=readonly, migrations=migrations, shown_as=shown_as)
+        self._conn = open_database(self.path, readonly=readonly, migrations=migrations, shown_as=shown_as,
+                                   create=create)
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -173,6 +181,8 @@ class Store:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as e:
                 self._raise_damaged(e)
+                if getattr(e, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                    raise LockedDatabaseError(self.shown) from e  # held past the busy timeout
                 raise
             self._depth = 1
             try:

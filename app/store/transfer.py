@@ -12,8 +12,11 @@ import sqlite3
 import stat
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from app.output_files import staged
 from app.store.errors import (
     DamagedDatabaseError,
     DamagedSessionFileError,
@@ -91,30 +94,42 @@ def _copy_session(conn: sqlite3.Connection, src: str, dst: str, session_id: int,
     return int(new_sid or 0)
 
 
-def export_session(store: Store, session_id: int, dest: Path) -> Path:
-    """Write one session to a new standalone file (rollback journal, vacuumed) and return its path."""
-    if dest.exists():
-        raise StoreError(f"{dest} exists already; choose a new file name for the export.")
+SESSION_FILE = "the session file"  # as messages name it
+
+
+def export_session(store: Store, session_id: int, dest: Path, *, replace: bool = False) -> Path:
+    """Write one session to a standalone file (rollback journal, vacuumed) by app.output_files' rules."""
     store.get_session(session_id)
     store.flush_writers()
-    Store(dest).close()  # creates the schema at our version
     origin = f"exported from {socket.gethostname()} (session {session_id}) at {time.strftime('%Y-%m-%d %H:%M:%S')}"
-    with store.attached(dest, "export_db") as conn:
-        _copy_session(conn, "main", "export_db", session_id, origin)
-    # One self-contained file for mail or a USB stick: no -wal/-shm beside it.
-    out = sqlite3.connect(str(dest), isolation_level=None)
-    try:
-        out.execute("PRAGMA journal_mode = DELETE")
-        out.execute("VACUUM")
-    finally:
-        out.close()
+    with staged(dest, SESSION_FILE, replace=replace) as tmp:
+        Store(tmp, shown_as=dest).close()  # creates the schema at our version
+        with store.attached(tmp, "export_db") as conn:
+            _copy_session(conn, "main", "export_db", session_id, origin)
+        # One self-contained file for mail or a USB stick: no -wal/-shm beside it.
+        out = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            out.execute("PRAGMA journal_mode = DELETE")
+            out.execute("VACUUM")
+        finally:
+            out.close()
     return dest
 
 
-def import_sessions(store: Store, src: Path) -> list[int]:
-    """Copy every session of a shared file into this store, with new ids; returns them.
+@dataclass(frozen=True)
+class Imported:
+    """What an import did: the new ids, and the file's sessions this store already held (file id -> id here)."""
 
-    The received file is opened (and migrated if older) and its content checked
+    ids: tuple[int, ...]
+    already: Mapping[int, int]
+
+
+def import_sessions(store: Store, src: Path, *, again: bool = False) -> Imported:
+    """Copy every session of a shared file into this store, with new ids.
+
+    A session this store already holds (the same one, as recorded then: created, last
+    updated, hosts, plan, notes) is not copied again unless ``again``; ``Imported.already``
+    names it. The received file is opened (and migrated if older) and its content checked
     (app.store.import_check) on a private copy; only then are its sessions copied, all in
     one transaction. Every failure is a StoreError naming ``src``, and leaves both this
     store and ``src`` exactly as they were.
@@ -130,12 +145,12 @@ def import_sessions(store: Store, src: Path) -> list[int]:
         raise DamagedSessionFileError(src, "it is not a regular file")
     try:
         with tempfile.TemporaryDirectory(prefix="nfs-tuner-import-") as tmp:
-            return _import_via(Path(tmp), store, src)
+            return _import_via(Path(tmp), store, src, again)
     except OSError as e:  # the private copy's folder: no space, no /tmp (str(e) would name it)
         raise ImportFailedError(src, f"no private copy could be made: {e.strerror or type(e).__name__}") from e
 
 
-def _import_via(tmp: Path, store: Store, src: Path) -> list[int]:
+def _import_via(tmp: Path, store: Store, src: Path, again: bool) -> Imported:
     """Copy ``src`` into ``tmp``, check the copy, then copy its sessions into ``store`` in one transaction."""
     copy = tmp / "import.db"
     try:
@@ -150,9 +165,22 @@ def _import_via(tmp: Path, store: Store, src: Path) -> list[int]:
     ids = _checked_copy(copy, src)
     try:
         with store.attached(copy, "import_db") as conn:
-            return [_copy_session(conn, "import_db", "main", sid, f"imported from {src.name}") for sid in ids]
+            already = {} if again else {sid: here for sid in ids if (here := _held(conn, sid)) is not None}
+            new = tuple(_copy_session(conn, "import_db", "main", sid, f"imported from {src.name}")
+                        for sid in ids if sid not in already)  # fmt: skip
+            return Imported(new, already)
     except (StoreError, sqlite3.Error, OSError) as e:  # rolled back: all sessions or none
         raise ImportFailedError(src, _scrub(str(e), copy, src)) from e
+
+
+def _held(conn: sqlite3.Connection, session_id: int) -> int | None:
+    """The id under which this store holds the imported file's session ``session_id`` already, if it does."""
+    row = conn.execute(
+        "SELECT m.id FROM main.sessions m JOIN import_db.sessions i ON m.created = i.created AND m.updated = i.updated"
+        " AND m.hosts = i.hosts AND m.plan IS i.plan AND m.notes IS i.notes WHERE i.id = ? ORDER BY m.id LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _checked_copy(copy: Path, src: Path) -> list[int]:

@@ -258,8 +258,8 @@ class SweepEngine:
                     Level.ERROR, f"The sweep stopped: {lost.host} stopped answering {lost.doing}",
                     f"Nothing more was run. Its changes are put back by its dead-man switch within "
                     f"{self.deadman_timeout:.0f} s of the last heartbeat; the other hosts' are put back now. "
-                    f"When {lost.host} answers again, go on with `nfs-tuner sweep --resume {sid}`: "
-                    "the interrupted trial runs again.",
+                    f"When {lost.host} answers again, session {sid} can go on where it stopped, and the "
+                    "interrupted trial runs again.",
                 ))  # fmt: skip
                 return lost.host
 

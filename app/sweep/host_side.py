@@ -106,6 +106,14 @@ class HostSide(Protocol):
 
     async def disk_ceiling(self, server: str, export: str, *, file_size: int, python: str = "python3") -> DiskCeiling: ...
 
+    async def export_free(self, server: str, export: str) -> int:
+        """Bytes a writer may still use on the file system of ``export`` (RunError when it cannot be read)."""
+        ...
+
+    async def may_write(self, host: str, path: str) -> bool:
+        """Whether the login may write the directory ``path`` on ``host``, as the load agent does."""
+        ...
+
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> Journal: ...
 
     async def prepare(self, spec: SweepSpec, journal: Journal, mount_point: str) -> Prepared:

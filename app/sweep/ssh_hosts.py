@@ -16,6 +16,7 @@ from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
 from app.knobs.recovery import Pending
 from app.runner import TelemetryTarget, WorkloadRunner
+from app.runner.export_probe import export_free, may_write
 from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import Store
@@ -50,6 +51,12 @@ class SshHosts:
 
     async def disk_ceiling(self, server: str, export: str, *, file_size: int, python: str = "python3") -> DiskCeiling:
         return await disk_ceiling(self.pool, server, export, file_size=file_size, python=python)
+
+    async def export_free(self, server: str, export: str) -> int:
+        return await export_free(self.pool[server], export)
+
+    async def may_write(self, host: str, path: str) -> bool:
+        return await may_write(self.pool[host], path)
 
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> ChangeJournal:
         return ChangeJournal(store, self.pool, session_id, deadman_timeout=deadman_timeout)

@@ -17,6 +17,10 @@ so the same thing reads the same wherever the admin meets it. The rules:
 - Rates carry their unit: ``112.3 MB/s`` (decimal megabytes, as ``--link-mbps``) or
   ``1,234 ops/s``; an interval is ``112.3 ± 1.8 MB/s``; a share is ``18 %`` or ``3.2 %``;
   a sign is ``+`` or a real minus ``−``; a missing or non-finite number is ``—``.
+- A change says where it acts, as the knob's catalog entry says: ``the server``, ``the test
+  mount`` (nfs-tuner's own), ``the whole client`` (host-wide), ``both ends of the link`` (``where_text``).
+- A sentence about one host starts with its name, once: ``nfs1: connection … refused``
+  (``about_host``).
 - Fairness between clients: shares largest first (``client1 69 %, client2 31 %``), a
   ratio ``2.1×``, a table cell ``2.2×, Jain 0.87``, and on a trial's line, only beyond the
   noise, ``clients 2.2×, Jain 0.87`` (app.vocabulary.fairness).
@@ -24,6 +28,7 @@ so the same thing reads the same wherever the admin meets it. The rules:
 The ``--json`` outputs stay raw identifiers and numbers: none of this goes into them.
 """
 
+from app.vocabulary.hosts import about_host
 from app.vocabulary.figures import (
     BYTES,
     OPS,
@@ -63,9 +68,10 @@ from app.vocabulary.knobs import (
     setting_text,
     transition_text,
     trial_config_text,
+    where_text,
 )
 from app.vocabulary.stored import data_text
-from app.vocabulary.times import date_text, duration_text
+from app.vocabulary.times import date_text, duration_text, pace_note, planned_text
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
     WORKLOAD_WORDS,
@@ -76,7 +82,7 @@ from app.vocabulary.workloads import (
 )
 
 __all__ = [
-    "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
+    "about_host", "where_text", "pace_note", "planned_text", "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
     "fairness_sentences", "late_text", "lowest_text",

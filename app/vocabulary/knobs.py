@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.knobs.catalog import ONE_WRITER, SPECS
-from app.knobs.model import size_text
+from app.knobs.model import Scope, size_text
 from app.knobs.values import BadValue, parse_value
 from app.vocabulary.figures import MISSING
 from app.vocabulary.stored import data_text
@@ -24,6 +24,20 @@ def knob_label(knob: str) -> str:
     if spec is None or knob.lower() in spec.title.lower():
         return knob
     return f"{knob} ({spec.title})"
+
+
+# Where a change acts, as every sentence about one says it (the catalog's Scope of the knob).
+WHERE_TEXT: dict[Scope, str] = {
+    Scope.SERVER: "the server",
+    Scope.TEST_MOUNT: "the test mount",
+    Scope.CLIENT: "the whole client",
+    Scope.LINK: "both ends of the link",
+}
+
+
+def where_text(knob: str) -> str:
+    """'the whole client': where a change of ``knob`` acts, as its catalog entry says."""
+    return WHERE_TEXT[SPECS[knob].scope]
 
 
 def knob_value_text(knob: str, value: Any) -> str:

@@ -18,6 +18,20 @@ def duration_text(seconds: float | None) -> str:
     return f"{h} h {m:02d} min" if h else (f"{m} min {s:02d} s" if m else f"{s} s")
 
 
+def planned_text(seconds: float | None, speed: float = 1.0) -> str:
+    """A planned time: 'about 4 h 30 min'; on hosts that run ``speed`` times faster than real ones (the
+    demo's), both clocks: 'about 4 h 30 min on real hosts; the demo runs 20× faster: about 13 min 30 s here'."""
+    text = f"about {duration_text(seconds)}"
+    if speed == 1.0 or seconds is None:
+        return text
+    return f"{text} on real hosts; the demo runs {speed:g}× faster: about {duration_text(seconds / speed)} here"
+
+
+def pace_note(speed: float = 1.0) -> str:
+    """What a clock running on the demo's time adds: ' (the demo runs 20× faster than real hosts)'; else ''."""
+    return "" if speed == 1.0 else f" (the demo runs {speed:g}× faster than real hosts)"
+
+
 def date_text(t: float | None) -> str:
     """A moment in local time to the minute: '2025-03-14 09:26'; '—' when unknown."""
     if t is None or not math.isfinite(t):

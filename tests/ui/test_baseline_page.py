@@ -56,7 +56,9 @@ def test_nothing_loads_the_hosts_before_the_button(qtbot, session, tmp_path) -> 
         "5. today's configuration, seq_read (sequential read)"]  # fmt: skip
     assert steps[0].toolTip().startswith("On client1, nfs-server: TCP traffic at full speed")
     assert "256 MiB test file in /srv/nfs" in steps[2].toolTip()
-    assert page.estimate.text().startswith("5 steps, about ") and "of load on the hosts" in page.estimate.text()
+    assert page.estimate.text().startswith("5 steps of load on the hosts, about ")
+    assert f"on real hosts; the demo runs {session.speed:g}× faster: about " in page.estimate.text()  # both clocks
+    assert all(s.text().endswith(" on real hosts)") for s in steps)
     assert page.progress.format() == "not started" and page.progress.value() == 0
     page.workload_list.item(0).setCheckState(page.workload_list.item(0).checkState().Unchecked)
     assert page.step_list.count() == 4 and page.estimate.text().startswith("4 steps")
@@ -74,7 +76,8 @@ def test_measuring_counts_its_steps_and_names_the_hosts(qtbot, session, tmp_path
     assert seen[0][1].startswith("Step 1 of 5: network client1 → nfs-server, on client1, nfs-server. TCP traffic")
     assert seen[2][1].startswith("Step 3 of 5: nfs-server disk, sequential write and read, on nfs-server. Writes")
     assert "Drops the page caches on every host, then runs seq_write (sequential write)" in seen[3][1]
-    assert all(e.startswith("About ") and e.endswith(" left.") for _, _, e in seen)
+    assert all(e.startswith("About ") and e.endswith(f" left (the demo runs {session.speed:g}× faster than real hosts).")
+               for _, _, e in seen)  # fmt: skip
     assert page.progress.value() == page.progress.maximum() == 5 and page.progress.format() == "all 5 steps done"
     assert page.ceilings.rowCount() == 4 and not page.failure.isVisible()
     assert page.measure_button.text() == "&Measure again"

@@ -3,6 +3,10 @@ and the Plan page checking values with the core's own validator."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ from argparse import ArgumentTypeError
 from app.commands.arguments import knob_assignment
 from app.commands.sweep import check_choices
 from app.session import PlanChoices, PlanError, TuningSession
+from app.paths import resolve_db_path
 from app.session.factory import DEMO_ENV, open_tuning_session
 from app.simulated import SimulatedHosts
 from app.sweep.ssh_hosts import SshHosts
@@ -29,23 +34,41 @@ def test_real_hosts_by_default_simulated_only_when_asked(monkeypatch, tmp_path: 
     real = open_tuning_session(tmp_path / "s.db", tmp_path / "no-such-config")
     assert isinstance(real.hosts, SshHosts) and not real.simulated and real.store.path == tmp_path / "s.db"
     monkeypatch.setenv(DEMO_ENV, "1")
-    demo = open_tuning_session(tmp_path / "s.db")
+    demo = open_tuning_session(None)
     assert isinstance(demo.hosts, SimulatedHosts) and demo.simulated
-    assert demo.store.path != tmp_path / "s.db"  # the demo never writes into the admin's sessions
+    assert demo.store.path != resolve_db_path(None)  # the demo never writes into the default sessions
+    chosen = open_tuning_session(tmp_path / "demo.db")  # but into a database the admin named (--db, $NFS_TUNER_DB)
+    assert chosen.simulated and chosen.store.path == tmp_path / "demo.db"
     real.store.close()
-    demo.store.close()
+    chosen.store.close()
+    throwaway = demo.store.path.parent
+    assert throwaway.name.startswith("nfs-tuner-demo-") and throwaway.exists()
+    asyncio.run(demo.close())
+    assert not throwaway.exists()  # the throwaway database goes with the session
+
+
+def test_a_demo_launch_leaves_no_database_behind(tmp_path: Path) -> None:
+    code = ("import sys; from app.session.factory import open_tuning_session\n"
+            "s = open_tuning_session(None, demo=True); s.store.create_session(['nfs-server'])\n"
+            "print(s.store.path)")  # the program ends without closing it, as a window's Quit does
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "TMPDIR": str(tmp_path)}, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).parent.parent == tmp_path
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("demo", [True, False])
 def test_the_status_bar_says_which_hosts(qtbot, monkeypatch, tmp_path: Path, demo: bool) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv(DEMO_ENV, "1" if demo else "0")
-    window = MainWindow(db_path=tmp_path / "s.db", ssh_config=tmp_path / "no-such-config")
+    window = MainWindow(db_path=None if demo else tmp_path / "s.db", ssh_config=tmp_path / "no-such-config")
     qtbot.addWidget(window)
     label = window.findChild(QLabel, "demoLabel" if demo else "coreLabel")
     assert label is not None
     assert ("simulated hosts" in label.text()) is demo and ("Real hosts" in label.text()) is not demo
     db_label = window.findChild(QLabel, "dbPathLabel")
     assert db_label is not None and (str(tmp_path / "s.db") in db_label.text()) is not demo
+    assert ("nfs-tuner-demo-" in db_label.text()) is demo  # no database named: the demo's throwaway one
 
 
 def test_the_review_window_opens_on_the_same_database(qtbot, session: TuningSession, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

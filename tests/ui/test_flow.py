@@ -123,7 +123,7 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     fstab = next(v for v in results.snippet_views if v.snippet.key == "fstab")
     target = tmp_path / "fstab"
     fstab.save_to(target)
-    assert target.read_text().startswith("10.0.0.10:/srv/nfs /mnt/nfs nfs")  # the server as its clients mount it
+    assert target.read_text().startswith("nfs-server:/srv/nfs /mnt/nfs nfs")  # the server as its clients mount it
     assert "Saved" in fstab.status.text()
     fstab.copy_button.click()
     from PySide6.QtGui import QGuiApplication
@@ -191,3 +191,27 @@ def test_a_host_that_stops_answering_asks_and_can_be_left_behind(qtbot, session,
     assert finished is not None and finished.state == SessionState.COMPLETE.value
     later = [t for t in session.store.trials(finished.session_id) if t.state.value == "ok"]
     assert later and "client2" not in str(later[-1].summary.get("clients", {}))
+
+
+def test_a_stopped_run_names_the_whole_command_that_goes_on_with_it(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The Run page's resume command names this window's session database: run as printed, it finds the session."""
+    window = to_plan(qtbot, session, tmp_path)
+    wizard = window.wizard
+    plan = wizard.currentPage()
+    assert isinstance(plan, PlanPage)
+    small_plan(plan)
+    hosts = session.hosts
+    assert isinstance(hosts, SimulatedHosts)
+    session.bus.subscribe(lambda _e: hosts.gone.add("client2"), TrialFinished)
+    go_next(qtbot, wizard)
+    run = wizard.currentPage()
+    assert isinstance(run, RunPage)
+    qtbot.waitUntil(lambda: run.host_lost_question is not None and run.host_lost_question.isVisible(), timeout=30_000)
+    next(b for b in run.host_lost_question.buttons() if "Stop" in b.text()).click()
+    hosts.gone.clear()  # back while the others are put back: nothing waits out its silence
+    qtbot.waitUntil(lambda: not session.running, timeout=30_000)
+    sid = session.session_id
+    assert sid is not None
+    said = run.trial_label.text()
+    command = f"nfs-tuner --db {session.store.path} sweep --resume {sid}"
+    assert f"Go on later with `{command}`." in said, said

@@ -164,6 +164,7 @@ def test_finish_says_truly_where_the_session_is(qtbot, demo_db: tuple[Path, int]
         window.bridge.close()
         assert saved_text(store, sid, demo=False) == f"Session {sid} is saved in {db}."
         assert saved_text(store, sid + 100, demo=False).startswith("Nothing was saved")
+        assert "removed when nfs-tuner quits" in saved_text(store, sid, demo=True, throwaway=True)
 
 
 def test_new_session_returns_to_the_first_page_with_empty_state(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]

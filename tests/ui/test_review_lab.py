@@ -25,7 +25,7 @@ def test_lab_sessions_open_compare_and_export(qtbot, lab: LabHandle, lab_session
         for db in dbs:
             import_sessions(store, db)
         if len(store.list_sessions()) < 2:
-            import_sessions(store, dbs[0])  # compare a session with its own copy
+            import_sessions(store, dbs[0], again=True)  # compare a session with its own copy
     w = open_review_window("", merged, dialogs=ScriptedDialogs())  # type: ignore[arg-type]
     qtbot.addWidget(w)
     rows = w.visible_rows

@@ -104,6 +104,8 @@ def test_lists_every_session_with_state_plan_and_best(window, db) -> None:  # ty
     assert after.plan == "nfsd_threads ×2, rsize ×3 · seq_read, seq_write · grid"  # the store sorts keys
     assert "seq_read" in after.best and "seq_write" in after.best and "MB/s" in after.best
     assert w.visible_rows[2].state == "cancelled" and "seq_write" in w.visible_rows[2].best
+    # a cancelled session's figures were computed now, none stored: the list says so (as `sessions list`)
+    assert w.visible_rows[2].best.startswith("computed now, none stored: ") and "computed" not in after.best
     assert cell_texts(w.table, 4) == ["complete", "complete", "cancelled"]
 
 
@@ -227,6 +229,11 @@ def test_imported_file_is_listed_and_opened_in_another_database(qtbot, window, d
     view = other.tabs.currentWidget()
     assert view.session_id == ids[0] and "imported from shared.db" in view.header.text()
     assert view.results.boxes and not dialogs.errors
+    # the same file again: nothing is copied twice; the session held already is opened and named
+    dialogs.paths.append(exported)
+    assert other.import_file() == []
+    assert [r.id for r in other.visible_rows] == ids and other.tabs.currentWidget().session_id == ids[0]
+    assert f"is here already as session {ids[0]}" in other.statusBar().currentMessage()
     other.close()
 
 

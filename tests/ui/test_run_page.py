@@ -200,7 +200,7 @@ def test_pause_shows_what_goes_on_and_resume_clears_it(qtbot, session, tmp_path)
     assert run.progress.format().endswith("paused") and "paused" in run.progress.text()
     assert run.progress.palette().color(QPalette.ColorRole.Highlight) != running_bar
     frozen = run.eta_label.text()
-    assert frozen.startswith("paused: about") and frozen.endswith("left once resumed")
+    assert frozen.startswith("paused: about") and "left once resumed" in frozen
     qtbot.wait(1300)
     assert run.eta_label.text() == frozen  # the clock stands still while paused
     assert isinstance(session.hosts, SimulatedHosts)
@@ -228,7 +228,7 @@ def test_the_time_left_ticks_and_then_says_the_run_was_cancelled(qtbot, session,
     go_next(qtbot, window.wizard)
     run = _run_page(window)
     first = run.eta_label.text()
-    assert first.startswith("about ") and first.endswith(" s left")
+    assert first.startswith("about ") and first.endswith(" s left (the demo runs 4× faster than real hosts)")
     qtbot.waitUntil(lambda: run.eta_label.text() != first, timeout=2500)  # a second later, a second less
     run.cancel_button.click()
     qtbot.waitUntil(lambda: run.cancel_question is not None and run.cancel_question.isVisible())

@@ -229,3 +229,17 @@ def test_every_face_words_the_session_the_same(qtbot, wizard: TuningWizard, tmp_
         for knob, text in settings.items():  # and each value pastes back into --knob as the stored value
             assigned = arguments.knob_assignment(f"{knob}={text}")
             assert parse_values(assigned.name, assigned.values) == (t.config[knob],)
+
+
+def test_a_refusal_names_the_opt_in_as_each_face_shows_it() -> None:
+    """The Plan page's refusal names its own box, the command line's its flag (test_cli_help runs that flag)."""
+    from app.session.plan import PLAN_PAGE_OPT_INS, plan_problems
+    from app.session import PlanChoices
+    from ui.pages.plan import OPT_IN_TEXT
+
+    for kind, box in OPT_IN_TEXT.items():
+        named = PLAN_PAGE_OPT_INS[kind].split("“")[1].split("”")[0]
+        assert box.box.replace("&", "").startswith(named), (named, box.box)
+    page = plan_problems(PlanChoices(knobs={"export_sync": "async"}))["export_sync"]
+    cli_words = plan_problems(PlanChoices(knobs={"export_sync": "async"}), arguments.OPT_IN_FLAGS)["export_sync"]
+    assert page.endswith("“Also try async exports” box checked") and cli_words.endswith("--async-opt-in")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.commands import study as study_command
+from app.commands import sweep as sweep_command
 from app.events import EventBus
 from app.session import Role, TuningSession
 from app.simulated import SimulatedHosts, world
@@ -24,7 +24,7 @@ from app.sweep.spec import SweepSpec
 def simulated_study_hosts(monkeypatch: pytest.MonkeyPatch) -> SimulatedHosts:
     simulated = SimulatedHosts(speed=400.0)
     simulated.trusted |= set(world.HOST_NAMES)  # keys trusted before, as `discover --trust-new-keys` does
-    monkeypatch.setattr(study_command, "SshHosts", lambda _pool: simulated)  # the demo's hosts behind the real command
+    monkeypatch.setattr(sweep_command, "host_side", lambda _args: simulated)  # the demo's hosts behind the real command
     return simulated
 
 

@@ -140,7 +140,9 @@ def test_a_full_export_ends_with_the_enospc_message(python: str, small_tmpfs: Pa
                                     "block_size": 256 * 1024, "interval": 0.05})
     errors = run.of_type("error")
     assert code == 1
-    assert errors[0]["errno"] == 28 and errors[0]["message"].startswith("the export is full")
+    free = errors[0]["free_bytes"]  # read when the write failed, before the files went
+    assert 0 <= free < 2 * MIB
+    assert errors[0]["errno"] == 28 and errors[0]["message"].startswith(f"the export is full ({free // MIB} MiB free) while")
     assert sum(s["errors"] for s in run.of_type("sample")) == 1  # the failing write is counted and kept
     assert run.of_type("cleanup")[0]["removed"] is True
     assert leftovers(small_tmpfs) == []

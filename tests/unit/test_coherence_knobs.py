@@ -13,7 +13,7 @@ import pytest
 
 from app.knobs.catalog import SPECS
 from app.knobs.listing import knob_rows
-from app.knobs.model import Safety, Value
+from app.knobs.model import Safety, Scope, Value
 from app.knobs.recovery import target_for
 from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, export_wdelay
 from app.knobs.values import BadValue, parse_value, parse_values
@@ -70,7 +70,7 @@ def test_the_client_caching_knobs_say_what_they_risk_and_are_not_on_by_default()
     assert "sync exports" in SPECS["export_wdelay"].safety_note
     offered = {c.name: c for c in knob_choices({})}
     assert not any(offered[k].on_by_default for k in ("nocto", "actimeo", "export_wdelay"))
-    assert offered["nocto"].on_test_mount and offered["actimeo"].on_test_mount
+    assert offered["nocto"].spec.scope is offered["actimeo"].spec.scope is Scope.TEST_MOUNT
 
 
 # --- the test mount's options and how they read back ----------------------------------------------
@@ -311,7 +311,7 @@ def test_the_run_confirmation_names_the_cache_coherence_risk(tmp_path: Path) -> 
                                         workloads=("small_files",)))  # fmt: skip
     by_host = {h.host: {c.knob: c for c in h.changes} for h in session.preview(spec).hosts}
     nocto, actimeo = by_host["client1"]["nocto"], by_host["client1"]["actimeo"]
-    assert (nocto.target, nocto.today, nocto.values) == ("the test mount", "cto", "cto, nocto")
+    assert (nocto.place, nocto.today, nocto.values) == ("the test mount", "cto", "cto, nocto")
     assert "another client's changes" in nocto.risk and "stale" in actimeo.risk
     assert actimeo.today == "3–60" and actimeo.values == "3, 60, 3–60"  # today's own range is tried as it is
     wdelay = by_host["nfs-server"]["export_wdelay"]

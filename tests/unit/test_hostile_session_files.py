@@ -368,7 +368,7 @@ def test_a_failure_while_copying_rolls_every_session_back(
     err = assert_refused(main_store, path, "disk is full")
     assert isinstance(err, ImportFailedError) and copied
     monkeypatch.setattr(transfer, "_copy_session", real)
-    assert len(import_sessions(main_store, path)) == 2  # the store is usable: nothing stayed attached
+    assert len(import_sessions(main_store, path).ids) == 2  # the store is usable: nothing stayed attached
 
 
 def test_no_room_for_the_private_copy_is_a_store_error_naming_the_users_file(
@@ -524,7 +524,7 @@ def test_a_valid_export_imports_and_lists_shows_and_reports(
     shared: Path, main_store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = digest(shared)
-    (sid,) = import_sessions(main_store, shared)
+    (sid,) = import_sessions(main_store, shared).ids
     assert digest(shared) == before
     s = main_store.get_session(sid)
     assert s.origin == f"imported from {shared.name}" and s.hosts == ("lab-server", "lab-client1")
@@ -559,7 +559,7 @@ def test_odd_but_valid_files_import_and_every_face_reads_them(
     name: str, statements: tuple[str, ...],
 ) -> None:  # fmt: skip
     sql(shared, *statements)
-    (sid,) = import_sessions(main_store, shared)
+    (sid,) = import_sessions(main_store, shared).ids
     assert main_store.get_session(sid).state != SessionState.RUNNING  # a copy never runs anywhere
     db = str(main_store.path)
     for argv in (("sessions", "list"), ("sessions", "list", "--json"), ("sessions", "show", str(sid)),
@@ -649,11 +649,11 @@ def test_whatever_an_import_accepts_every_face_reads(
         sql(path, (f"UPDATE {table} SET {column} = ? WHERE id = ?", (json.dumps(value), rid)))
         with Store(tmp_path / f"main-{i}.db") as store:
             try:
-                (sid,) = import_sessions(store, path)
+                (sid,) = import_sessions(store, path).ids
             except StoreError:
                 continue  # refused: fine, as long as it is a StoreError
         db = str(tmp_path / f"main-{i}.db")
         for argv in (("sessions", "list", "--json"), ("sessions", "show", str(sid)),
-                     ("report", str(sid), "--to", str(tmp_path / "r.html"))):
+                     ("report", str(sid), "--to", str(tmp_path / "r.html"), "--force")):
             code, _, err = run(capsys, "--db", db, *argv)
             assert code == 0, (value, argv, err)

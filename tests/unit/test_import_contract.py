@@ -80,7 +80,7 @@ def test_contract_check_catches_a_violation(tmp_path: Path) -> None:
 # Inside app/, lowest first. A module may import its own package and any lower layer;
 # packages sharing a layer are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("app", "app.paths", "app.events", "app.terminal_text"),  # the version, where files live, the event bus, terminal-safe text
+    ("app", "app.paths", "app.events", "app.terminal_text", "app.output_files"),  # the version, where files live, the event bus, terminal-safe text, files the admin names
     ("app.hosts",),  # SSH connections
     ("app.facts",),  # what a host is, parsed
     ("app.discovery",),  # facts gathered over a connection
@@ -151,6 +151,7 @@ def test_the_graph_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> 
 # core's own types and read model; it never drives hosts, the engine or the journal itself.
 UI_MAY_IMPORT = (
     "app", "app.paths", "app.events", "app.cli", "app.desktop_entry",  # entry points, the event bus
+    "app.output_files",  # files the admin names: their rules and failures
     "app.session",  # the application layer
     "app.report", "app.store", "app.vocabulary",  # the read model, records, how things read
     "app.knobs.catalog", "app.knobs.model", "app.facts.model", "app.snippets.model",  # the core's types

@@ -35,3 +35,23 @@ def test_journal_on_a_damaged_database_says_so_and_keeps_the_file(tmp_path: Path
     assert main(["--db", str(db), "journal"]) == 1
     assert "nfs-tuner:" in capsys.readouterr().err
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("action", ["list", "check", "revert"])
+def test_journal_on_no_database_says_nothing_is_open_and_creates_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str) -> None:
+    db = tmp_path / "none" / "s.db"
+    assert main(["--db", str(db), "journal", action]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no changes are waiting to be put back") and str(db) in out
+    assert (action == "list") == ("nothing to" not in out)
+    assert not db.exists() and not db.parent.exists()
+
+
+def test_journal_revert_with_nothing_open_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "s.db"
+    Store(db).close()
+    assert main(["--db", str(db), "journal", "revert"]) == 0
+    assert capsys.readouterr().out == "no changes are waiting to be put back; nothing to revert\n"
+    assert main(["--db", str(db), "journal", "revert", "7"]) == 2
+    assert "no open journal entries [7]" in capsys.readouterr().err

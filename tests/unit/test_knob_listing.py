@@ -35,3 +35,13 @@ def test_read_only_login_is_named_with_the_sudoers_line() -> None:
     text = format_rows(rows)
     assert "no (read-only)" in text and "bob ALL=(root) NOPASSWD" in text
     assert "data-risk" in text and "may lose data" in text  # the async warning is shown
+
+
+def test_each_row_says_where_its_knob_acts_and_host_wide_ones_say_why() -> None:
+    rows = knob_rows(_facts("lab_server.txt", "lab-server"), [_facts("lab_client1.txt", "lab-client1")], "/srv/nfs")
+    where = {r.knob: r.where for r in rows}
+    assert where["nfsd_threads"] == "server" and where["rsize"] == where["read_ahead_kb"] == "test mount"
+    assert where["rpc_slots"] == where["dirty_bytes"] == "whole client" and where["mtu"] == "link"
+    text = format_rows(rows)
+    assert "ACTS ON" in text.splitlines()[0]
+    assert any(line.startswith("rpc_slots: Host-wide on each client") for line in text.splitlines())  # safe, yet said

@@ -135,7 +135,7 @@ def test_the_headless_sweep_says_each_trials_latency_and_its_json_keeps_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     hosts = SimulatedHosts(speed=400.0)
     hosts.trusted |= set(world.HOST_NAMES)  # keys trusted before, as `discover --trust-new-keys` does
-    monkeypatch.setattr(sweep_command, "SshHosts", lambda _pool: hosts)  # the demo's hosts behind the real command
+    monkeypatch.setattr(sweep_command, "host_side", lambda _args: hosts)  # the demo's hosts behind the real command
     code = main(["--db", str(tmp_path / "s.db"), "sweep", "--server", "nfs-server", "--client", "client1",
                  "--client", "client2", "--knob", "nfsd_threads=2,64", "--workload", "seq_read", "--strategy", "grid",
                  "--repetitions", "2", "--p99-max-ms", "60", "--no-ceilings", "--json"])  # fmt: skip
@@ -167,5 +167,5 @@ def test_a_session_file_carries_the_latency_to_a_colleague(capped_session: tuple
         path = export_session(store, sid, tmp_path / "shared.db")
         before = [trial_latency(t) for t in store.trials(sid)]
     with Store(tmp_path / "theirs.db") as theirs:
-        (new,) = import_sessions(theirs, path)  # checked first: a latency of the wrong shape is refused
+        (new,) = import_sessions(theirs, path).ids  # checked first: a latency of the wrong shape is refused
         assert [trial_latency(t) for t in theirs.trials(new)] == before and all(before)

@@ -25,7 +25,8 @@ from app.knobs.changes import ChangeJournal
 from app.knobs.model import KnobError
 from app.knobs.nfsd_restart import NfsdBlockSizeTarget, bound_addresses, grace_wait, listeners
 
-from app.session.plan import RESTART_RISK, PlanChoices, plan_problems
+from app.commands.arguments import OPT_IN_FLAGS
+from app.session.plan import PLAN_PAGE_OPT_INS, RESTART_RISK, PlanChoices, plan_problems
 from app.store import JournalState, Store
 from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Applying
@@ -255,7 +256,9 @@ def test_a_real_sweep_order_ends_with_the_threads_and_size_of_today(tmp_path: Pa
 
 # --- the opt-in ----------------------------------------------------------------------------------
 def test_sweeping_it_needs_the_restart_opt_in_in_both_faces() -> None:
-    assert plan_problems(PlanChoices(knobs={"max_block_size": "64K, 1M"})) == {"max_block_size": RESTART_RISK}
+    refused = PlanChoices(knobs={"max_block_size": "64K, 1M"})
+    assert plan_problems(refused) == {"max_block_size": RESTART_RISK.format(opt_in=PLAN_PAGE_OPT_INS["restart"])}
+    assert plan_problems(refused, OPT_IN_FLAGS)["max_block_size"].endswith("sweep it only with --restart-opt-in")
     assert plan_problems(PlanChoices(knobs={"max_block_size": "64K, 1M"}, allow_restart=True)) == {}
     plan = Plan(knobs={"max_block_size": (65536, MIB)}, baseline={"max_block_size": MIB})
     with pytest.raises(ValueError, match="--restart-opt-in"):

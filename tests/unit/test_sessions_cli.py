@@ -51,18 +51,32 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_list_shows_date_hosts_state_and_the_recommendation_per_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "s.db"
-    sid = make_db(db)
+    sid = make_db(db, store_recommendation=True)
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list")
     assert code == 0
     assert out.startswith(f"{sid:>4}  ") and "complete" in out and "lab-server,lab-client1" in out
     assert "7 trial(s)" in out and "recommended: seq_read rsize=1048576 111.0 MB/s" in out
     code, out, _ = run(capsys, "--db", str(db), "sessions", "list", "--json")
     data = json.loads(out)
+    assert data["sessions"][0]["recommendation_stored"] is True
     assert data["sessions"][0]["recommended"] == {"seq_read": {
         "config": {"rsize": 1048576}, "figure_bps": pytest.approx(111e6), "unit": "B/s",
         "p99_ms": None, "met_goal": True,  # a session from before latency was kept: no p99, the throughput goal
         "goal": {"kind": "throughput", "p99_max_ms": None, "load_iops": None},
         "changes": None}}  # nor checked and confirmed: no plan-wide changes, its objectives' own configurations
+
+
+def test_list_says_a_recommendation_none_stored_was_computed_now_as_show_and_results_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "s.db"
+    sid = make_db(db)  # no recommendation stored: as a cancelled sweep leaves it
+    code, out, _ = run(capsys, "--db", str(db), "sessions", "list")
+    assert code == 0
+    assert "recommended:" not in out and "computed now, none stored: seq_read rsize=1048576 111.0 MB/s" in out
+    code, out, _ = run(capsys, "--db", str(db), "sessions", "list", "--json")
+    assert json.loads(out)["sessions"][0]["recommendation_stored"] is False
+    code, out, _ = run(capsys, "--db", str(db), "sessions", "show", str(sid))
+    assert "Recommendation (computed now, none stored):" in out
 
 
 def test_list_without_a_database_says_so_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,7 +94,7 @@ def test_show_computes_the_recommendation_with_evidence_and_snippets(
     code, out, err = run(capsys, "--db", str(db), "sessions", "show", str(sid))
     assert code == 0, err
     assert "Trials (7):" in out and "broken" in out and "(ssh dropped)" in out
-    assert "(computed now, not stored)" in out
+    assert "(computed now, none stored)" in out
     assert "[seq_read] rsize=1048576" in out
     assert "+22 % ±" in out and "The network limits" in out
     assert "excluded trials: #7 (ssh dropped)" in out
@@ -153,3 +167,25 @@ def test_export_writes_a_standalone_file_and_csv(tmp_path: Path, capsys: pytest.
     assert code == 1 and "exists already" in err
     code, _, err = run(capsys, "--db", str(db), "sessions", "export", "42", "--to", str(tmp_path / "z.db"))
     assert code == 1 and "no session 42" in err
+
+
+def test_importing_the_same_file_twice_names_the_session_held_already_and_copies_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sid = make_db(tmp_path / "mine.db")
+    shared = tmp_path / "shared.db"
+    assert run(capsys, "--db", str(tmp_path / "mine.db"), "sessions", "export", str(sid), "--to", str(shared))[0] == 0
+    theirs = str(tmp_path / "theirs.db")
+    code, out, err = run(capsys, "--db", theirs, "sessions", "import", str(shared))
+    assert code == 0 and out.startswith("imported 1 session(s)"), err
+    code, out, _ = run(capsys, "--db", theirs, "sessions", "import", str(shared))
+    assert code == 0 and "imported" not in out.split(":")[0]
+    assert f"session 1 of {shared} is here already as session 1: not imported again" in out and "--again" in out
+    with Store(tmp_path / "theirs.db", readonly=True) as s:
+        assert len(s.list_sessions()) == 1
+    # into the database it came from: the same session, held already under its own id
+    code, out, _ = run(capsys, "--db", str(tmp_path / "mine.db"), "sessions", "import", str(shared))
+    assert f"is here already as session {sid}" in out
+    code, out, _ = run(capsys, "--db", theirs, "sessions", "import", str(shared), "--again")
+    assert code == 0 and out.startswith("imported 1 session(s)")
+    with Store(tmp_path / "theirs.db", readonly=True) as s:
+        assert len(s.list_sessions()) == 2

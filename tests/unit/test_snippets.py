@@ -248,3 +248,25 @@ def test_context_from_stored_facts_finds_export_nics_md_and_mount_point() -> Non
     assert c.nics == {"lab-server": "lan0", "lab-client1": "lan0"}
     empty = context_from_facts([])
     assert empty == SnippetContext()
+
+
+def test_the_fstab_line_names_the_server_as_the_clients_mount_it() -> None:
+    """Seen before: `10.0.0.10:/srv/nfs` in the snippet where the clients mount `nfs-server:/srv/nfs`."""
+    server = {"exports": [{"path": "/srv/nfs", "client": "10.0.0.0/24", "options": ["rw", "sync"]}],
+              "nics": [{"name": "lan0", "addresses": ["10.0.0.10/24"]}]}
+
+    def client(name: str) -> dict[str, object]:
+        return {"nics": [{"name": "lan0", "addresses": ["10.0.0.11/24"]}],
+                "nfs_mounts": [{"export": "/srv/nfs", "mount_point": "/mnt/nfs", "server": name}]}
+
+    facts = [("srv", "server", server), ("c1", "client", client("nfs-server")), ("c2", "client", client("nfs-server")),
+             ("c3", "client", client("10.0.0.10"))]
+    ctx = context_from_facts(facts, mounted_as="other-name")
+    assert ctx.server == "nfs-server"  # the clients' own word, the most of them, before anything else
+    assert fstab_line({"rsize": 1048576}, ctx).startswith("nfs-server:/srv/nfs /mnt/nfs nfs rsize=1048576")
+    # no client mounts it: as the sweep's test mounts named it, else the address in the export's network
+    assert context_from_facts([("srv", "server", server)], mounted_as="nfs-server").server == "nfs-server"
+    assert context_from_facts([("srv", "server", server)]).server == "10.0.0.10"
+    # a host's report is untrusted: a name that is no name is passed over
+    assert context_from_facts([("srv", "server", server), ("c1", "client", client("-oProxyCommand=x"))]).server \
+        == "10.0.0.10"

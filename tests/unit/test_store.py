@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from app.events import EventBus, SamplesBatch
+from app.output_files import OutputExists
 from app.store import (
     DamagedDatabaseError,
     ForeignDatabaseError,
@@ -375,7 +376,7 @@ def test_readonly_store_cannot_write(tmp_path: Path) -> None:
     Store(path).close()
     with Store(path, readonly=True) as r, pytest.raises(StoreError, match="read-only"):
         r.create_session(["srv"])
-    with pytest.raises(StoreError, match="no session file"):
+    with pytest.raises(StoreError, match="no session database"):
         Store(tmp_path / "missing.db", readonly=True)
 
 
@@ -392,7 +393,7 @@ def test_export_and_import_remap_ids_and_keep_everything(tmp_path: Path) -> None
     src.journal_update(src.journal_intend(sid, "srv", "nfsd_threads", "", 8, 32), JournalState.APPLIED)
     src.add_recommendation(sid, "seqread", {"rsize": 1}, ["text"])
     out = export_session(src, sid, tmp_path / "share.db")
-    with pytest.raises(StoreError, match="exists"):
+    with pytest.raises(OutputExists, match="exists"):
         export_session(src, sid, out)
     assert not Path(str(out) + "-wal").exists()
     raw = sqlite3.connect(out)
@@ -404,7 +405,7 @@ def test_export_and_import_remap_ids_and_keep_everything(tmp_path: Path) -> None
     dst.create_session(["y"])
     dst.create_session(["z"])
     before = out.read_bytes()
-    (new_sid,) = import_sessions(dst, out)
+    (new_sid,) = import_sessions(dst, out).ids
     assert out.read_bytes() == before
     s = dst.get_session(new_sid)
     assert s.notes == "before upgrade" and s.origin is not None and s.state == SessionState.INTERRUPTED

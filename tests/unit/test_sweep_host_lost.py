@@ -74,7 +74,7 @@ def test_the_cli_way_stops_names_the_host_and_a_resume_finishes_the_session(stor
     lost = store.trials(sid)[-1]
     assert lost.state == TrialState.BROKEN and lost.reason.startswith("interrupted: client1 stopped answering")
     said = [m for m in messages if "client1 stopped answering" in m.text]
-    assert said and f"--resume {sid}" in said[0].detail
+    assert said and f"session {sid} can go on where it stopped" in said[0].detail
     assert store.get_session(sid).state == SessionState.INTERRUPTED
 
     hosts.gone.clear()

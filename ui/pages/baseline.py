@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.session import WORKLOADS, Baseline, BaselineStep, BaselineStepStarted, SessionError
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
-from app.vocabulary import duration_text, figure_text, workload_label
+from app.vocabulary import duration_text, figure_text, pace_note, planned_text, workload_label
 from ui.async_tasks import spawn
 from ui.failure_panel import FailurePanel
 from ui.focus import tab_moves_on
@@ -172,10 +172,11 @@ class BaselinePage(Page):
             self.status.setText(str(exc))
         self.step_list.clear()
         for i, step in enumerate(self.steps, start=1):
-            item = QListWidgetItem(f"{i}. {step.what} (about {duration_text(step.expected_s)})", self.step_list)
+            real = " on real hosts" if self.session.speed != 1 else ""  # the line below says the demo's pace
+            item = QListWidgetItem(f"{i}. {step.what} (about {duration_text(step.expected_s)}{real})", self.step_list)
             item.setToolTip(plain_tip(f"On {', '.join(step.hosts)}: {step.load}"))
         total = sum(step.expected_s for step in self.steps)
-        self.estimate.setText(f"{len(self.steps)} steps, about {duration_text(total)} of load on the hosts."
+        self.estimate.setText(f"{len(self.steps)} steps of load on the hosts, {planned_text(total, self.session.speed)}."
                               if self.steps else "Choose at least one workload.")  # fmt: skip
         if self.state.baseline is None and not self.failure.isVisible():
             self.step_index = -1
@@ -214,7 +215,7 @@ class BaselinePage(Page):
         left = ev.step.expected_s + sum(s.expected_s for s in self.steps[ev.index + 1:])
         self.progress.setRange(0, ev.total)
         self._show_bar(f"step {ev.index + 1} of {ev.total}", ev.index)
-        self.estimate.setText(f"About {duration_text(left)} left.")
+        self.estimate.setText(f"About {duration_text(left / self.session.speed)} left{pace_note(self.session.speed)}.")
         self.status.setText(f"Step {ev.index + 1} of {ev.total}: {ev.step.what}, on {', '.join(ev.step.hosts)}. "
                             f"{ev.step.load[:1].upper()}{ev.step.load[1:]}.")  # fmt: skip
 

@@ -2,11 +2,14 @@
 
 A study (a load ladder, directory scaling: ui.pages.plan_study) holds each checked knob at
 one value instead, and has no strategy, repetitions or goal. The commit button only asks:
-the run starts from the confirmation (ui.run_confirmation), which lists what the run
-changes on each host, and only on its explicit "Start run"."""
+first the hosts are checked (app.session.preflight: space, python3, the ceiling test's port,
+write access, what each knob needs), then the run starts from the confirmation
+(ui.run_confirmation), which lists what the run changes on each host, and only on its
+explicit "Start run"."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass
 
@@ -36,6 +39,7 @@ from PySide6.QtWidgets import (
 from app.knobs.model import Safety
 from app.session import (
     STRATEGY_TEXT,
+    strategy_label,
     WORKLOADS,
     GoalKind,
     KnobChoice,
@@ -45,8 +49,9 @@ from app.session import (
 )
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
-from app.vocabulary import GOAL_TITLES, duration_text, knob_label
+from app.vocabulary import GOAL_TITLES, knob_label, planned_text
 from app.sweep.spec import LOOPING, SweepSpec
+from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
 from ui.pages.plan_study import StudyFields
@@ -58,6 +63,8 @@ COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safet
 STUDY_COLUMNS = {0: "Hold", 4: "Value to hold"}  # a study's words for the columns that differ
 STUDY_SUBTITLE = ("{help} Unchecked knobs stay at the hosts' own settings; a checked one is held at one value "
                   "for the whole study. Every change is put back after.")
+CHECKING = "Checking the hosts before anything is changed…"
+NOT_CLEAR = "Nothing was changed. Checked before the run, this stands in its way:"
 LADDER_WORKLOAD = "rand_read"  # the ladder's workload when none of the sweep's can climb (as the command line's)
 ASYNC_WARNING = (
     "<p><b>async exports are fast because the server acknowledges writes before they are on disk.</b></p>"
@@ -119,8 +126,8 @@ def allowed_cell(knob: KnobChoice) -> str:
 
 
 def safety_text(knob: KnobChoice) -> str:
-    text = SAFETY_TEXT[knob.spec.safety]
-    return ("⚠ " if knob.needs_opt_in else "") + (f"{text}, on a fresh test mount" if knob.on_test_mount else text)
+    """The knob's safety class (where it acts is the Where column's: the catalog's scope)."""
+    return ("⚠ " if knob.needs_opt_in else "") + SAFETY_TEXT[knob.spec.safety]
 
 
 def _centred(widget: QWidget, parent: QWidget) -> QWidget:
@@ -132,14 +139,15 @@ def _centred(widget: QWidget, parent: QWidget) -> QWidget:
 
 
 class ValuesFit(ColumnFit):
-    """The knobs' columns inside the table's width: a long knob name, its allowed values and its
-    safety class wrap; the values fields get the room left and ask for their text's width (a line
+    """The knobs' columns inside the table's width: a long knob name, where it acts, its allowed values
+    and its safety class wrap; the values fields get the room left and ask for their text's width (a line
     edit's own wish is some 17 characters, whatever it holds)."""
 
     VALUES = COLUMNS.index("Values to try")
 
     def __init__(self, table: QTableWidget, edits: dict[str, QLineEdit]) -> None:
-        super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Allowed"), COLUMNS.index("Safety")),
+        super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Where"), COLUMNS.index("Allowed"),
+                                        COLUMNS.index("Safety")),
                          spare=self.VALUES)
         self.edits = edits
         for edit in edits.values():
@@ -170,6 +178,7 @@ class PlanPage(Page):
         self.errors: dict[str, str] = {}
         self.warnings: dict[str, QMessageBox] = {}  # opt-in kind -> its warning, once asked
         self.confirmation: RunConfirmation | None = None
+        self.checking: asyncio.Task[None] | None = None  # the pre-flight check before the confirmation
         self._confirmed: SweepSpec | None = None  # what the admin agreed to run in the confirmation
         self._kind = StudyKind.SWEEP  # the kind the table and fields are set up for
         self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs, values and workloads, kept while a study is chosen
@@ -245,8 +254,8 @@ class PlanPage(Page):
         defaults = self.session.plan_defaults
         self.strategy_box = QComboBox(self)
         self.strategy_box.setAccessibleName("Strategy")  # a combo box is read out by its text, not its label
-        for key, text in STRATEGY_TEXT.items():
-            self.strategy_box.addItem(text, key)
+        for key in STRATEGY_TEXT:
+            self.strategy_box.addItem(strategy_label(key), key)
         self.strategy_box.setCurrentIndex(self.strategy_box.findData(defaults.strategy))
         self.strategy_box.currentIndexChanged.connect(self._changed)
         self.reps = QSpinBox(self)
@@ -272,6 +281,7 @@ class PlanPage(Page):
                                           "client, unthrottled.")  # fmt: skip
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
+        self.estimate.setWordWrap(True)  # the demo says both clocks: never wider than the form
         emphasize(self.estimate)
         self.study_fields = StudyFields(self)
 
@@ -484,7 +494,7 @@ class PlanPage(Page):
         else:
             est = self.session.estimate(choices, study)
             rate = f" at {PLANNED_CREATES_PER_S:,.0f} creates/s per client" if study.kind is StudyKind.DIRS else ""
-            self.estimate.setText(f"{est.trials} trials, about {duration_text(est.seconds)}{rate}")
+            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed)}{rate}")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
@@ -503,8 +513,25 @@ class PlanPage(Page):
         if spec == confirmed:
             self.state.spec = spec
             return True
-        self.ask_to_start(spec)
+        if self.checking is None:
+            self.error_label.setText(CHECKING)
+            self.checking = spawn(self._check_then_ask(spec), owner=self)
         return False
+
+    async def _check_then_ask(self, spec: SweepSpec) -> None:
+        """The pre-flight check on the spec the run would get; the confirmation only when nothing is in the way."""
+        try:
+            found = await self.session.preflight(spec)
+        except SessionError as exc:
+            self.error_label.setText(str(exc))
+            return
+        finally:
+            self.checking = None
+        if not found.ok:
+            self.error_label.setText("\n".join([NOT_CLEAR, *(f"• {line}" for line in found.lines())]))
+            return
+        self.error_label.setText("")
+        self.ask_to_start(spec)
 
     def ask_to_start(self, spec: SweepSpec) -> None:
         box = RunConfirmation(self.session.preview(spec), self)

@@ -141,7 +141,8 @@ class ResultsPage(Page):
         """A stored session as the read model gives it; the objective chooses what is shown."""
         self.data = data
         self._cache = {}
-        self._saved = saved_text(self.session.store, data.session.id, demo=self.session.simulated)
+        self._saved = saved_text(self.session.store, data.session.id, demo=self.session.simulated,
+                                 throwaway=self.session.throwaway is not None)
         self.saved.setText(self._saved)
         self._show_study(data.session.id)
         self.objective.blockSignals(True)

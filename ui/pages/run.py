@@ -27,7 +27,7 @@ from app.session import SessionError
 from app.session.stability import StabilityRule
 from app.store import SessionState
 from app.sweep.events import Decision, HostLost, JournalChanged, Progress, SweepFinished, SweepStarted, TrialFinished, TrialStarted
-from app.vocabulary import knob_label, transition_text, trial_config_text
+from app.vocabulary import knob_label, pace_note, transition_text, trial_config_text
 from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 from ui.live_plot import LivePlots
@@ -175,7 +175,8 @@ class RunPage(Page):
         self.plots.trial.set_rule(StabilityRule.of(self.state.spec))
         self.state.finished, self.state.failed = None, ""
         self._show_paused(False)
-        self.estimate.rebase(est.seconds)
+        self.estimate.note = pace_note(self.session.speed)  # the demo's clock says so
+        self.estimate.rebase(est.seconds / self.session.speed)  # counted down on this clock, the demo's too
         self._set_running(True)
         self.session.decide_host_lost = self.ask_host_lost
         self.task = spawn(self.session.run(self.state.spec), on_done=self._run_done, owner=self)
@@ -286,7 +287,7 @@ class RunPage(Page):
             self.trial_label.setText(
                 f"Run stopped: {ev.paused_for} stopped answering. The other hosts' changes are back; "
                 f"{ev.paused_for}'s are put back by its dead-man switch. Go on later with "
-                f"`nfs-tuner sweep --resume {ev.session_id}`.")
+                f"`{self.session.resume_command(ev.session_id)}`.")
         else:
             self.trial_label.setText(f"Run {outcome}. Every change on the hosts has been put back.")
         if ev.state == SessionState.COMPLETE.value:  # the estimate gives way to the trials really run

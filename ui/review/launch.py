@@ -30,7 +30,7 @@ def open_review_window(review: str, db_path: Path, *, dialogs: Dialogs | None = 
     private = tempfile.TemporaryDirectory(prefix="nfs-tuner-review-")
     store = Store(Path(private.name) / "review.db")
     try:
-        import_sessions(store, src)
+        import_sessions(store, src, again=True)  # a private database: the file's sessions, each once
     except StoreError as e:
         return ReviewWindow(store, source=f"{src} (not opened)", dialogs=dialogs, problem=str(e), private_dir=private)
     window = ReviewWindow(store, source=f"{src} (a private copy: the file is not changed)", dialogs=dialogs,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.report import objective_views, plan_summary
+from app.report.session_data import NOT_STORED, not_stored
 from app.vocabulary import date_text
 from app.store.records import SessionRecord
 from app.store.store import Store
@@ -29,6 +30,8 @@ class SessionRow:
         views, _ = objective_views(store, s.id, telemetry=False)
         state = s.state.value + (" (imported)" if s.origin else "")
         best = ", ".join(f"{v.objective} {v.figure_text()}" for v in views if v.figure is not None)
+        if best and not_stored(views):
+            best = f"{NOT_STORED}: {best}"
         return cls(s.id, s.created, date_text(s.created), s.hosts, plan_summary(s.plan), state,
                    best or "no results", s.origin, s.notes)
 

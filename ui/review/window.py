@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QDate, Qt
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.output_files import OutputError
 from app.report import write_report
 from app.store.errors import StoreError
 from app.store import Store, export_csv, export_session, import_sessions
@@ -317,6 +319,16 @@ class ReviewWindow(QMainWindow):
             self.dialogs.info("Export", "Open or select a session first.")
         return sid
 
+    def _written[T](self, what: str, write: Callable[[], T]) -> T | None:
+        """``write()``, or None with the reason shown (a file refused or unwritable names itself)."""
+        try:
+            return write()
+        except OutputError as e:
+            self.show_problem(str(e))
+        except StoreError as e:
+            self.show_problem(f"{what} was not written: {e}")
+        return None
+
     def export_html(self, session_id: int | None = None, dest: Path | None = None) -> Path | None:
         sid = self._target(session_id)
         if sid is None or self.store is None:
@@ -325,14 +337,13 @@ class ReviewWindow(QMainWindow):
                                               "HTML report (*.html)")
         if dest is None:
             return None
-        try:
-            view = next((w for i in range(self.tabs.count())
-                         if isinstance(w := self.tabs.widget(i), SessionView) and w.session_id == sid), None)
-            path = write_report(self.store, sid, dest, data=view.data if view is not None else None)
-        except (StoreError, OSError) as e:
-            self.show_problem(f"The report was not written: {e}")
-            return None
-        self.statusBar().showMessage(f"Report written to {path}")
+        store, to = self.store, dest
+        view = next((w for i in range(self.tabs.count())
+                     if isinstance(w := self.tabs.widget(i), SessionView) and w.session_id == sid), None)
+        path = self._written("The report", lambda: write_report(  # the save dialog asked before a file is replaced
+            store, sid, to, data=view.data if view is not None else None, replace=True))
+        if path is not None:
+            self.statusBar().showMessage(f"Report written to {path}")
         return path
 
     def export_csv(self, session_id: int | None = None, folder: Path | None = None) -> tuple[Path, Path] | None:
@@ -342,12 +353,10 @@ class ReviewWindow(QMainWindow):
         folder = folder or self.dialogs.choose_dir("Folder for the CSV files")
         if folder is None:
             return None
-        try:
-            paths = export_csv(self.store, sid, folder)
-        except (StoreError, OSError) as e:
-            self.show_problem(f"The CSV files were not written: {e}")
-            return None
-        self.statusBar().showMessage(f"CSV written: {paths[0]}, {paths[1]}")
+        store, into = self.store, folder
+        paths = self._written("The CSV files", lambda: export_csv(store, sid, into, replace=True))  # a folder chosen for them
+        if paths is not None:
+            self.statusBar().showMessage(f"CSV written: {paths[0]}, {paths[1]}")
         return paths
 
     def export_session_file(self, session_id: int | None = None, dest: Path | None = None) -> Path | None:
@@ -357,12 +366,10 @@ class ReviewWindow(QMainWindow):
         dest = dest or self.dialogs.save_path("Export session file", f"nfs-tuner-session-{sid}.db", SESSION_FILTER)
         if dest is None:
             return None
-        try:
-            path = export_session(self.store, sid, dest)
-        except (StoreError, OSError) as e:  # an existing file is refused by the store, never replaced
-            self.show_problem(f"The session file was not written: {e}")
-            return None
-        self.statusBar().showMessage(f"Session {sid} written to {path}")
+        store, to = self.store, dest
+        path = self._written("The session file", lambda: export_session(store, sid, to))  # an existing file is refused
+        if path is not None:
+            self.statusBar().showMessage(f"Session {sid} written to {path}")
         return path
 
     def import_file(self, src: Path | None = None) -> list[int]:
@@ -373,17 +380,18 @@ class ReviewWindow(QMainWindow):
         if src is None:
             return []
         try:
-            ids = import_sessions(self.store, src)
+            done = import_sessions(self.store, src)
         except StoreError as e:  # damaged, too new, foreign: the file is untouched
             self.show_problem(str(e), title="The session file cannot be imported")
             return []
         self.show_problem("", dialog=False)
         self.reload()
-        if ids:
-            self.select_sessions(*ids)
-            self.open_session(ids[0])
-        self.statusBar().showMessage(f"Imported {len(ids)} session(s) from {src}")
-        return ids
+        if shown := [*done.ids, *done.already.values()]:  # a session held already is opened, not copied again
+            self.select_sessions(*shown)
+            self.open_session(shown[0])
+        here = "".join(f"; its session {theirs} is here already as session {mine}" for theirs, mine in done.already.items())
+        self.statusBar().showMessage(f"Imported {len(done.ids)} session(s) from {src}{here}")
+        return list(done.ids)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.store is not None:
