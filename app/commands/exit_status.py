@@ -22,3 +22,19 @@ def signalled(signum: int) -> int:
 
 
 INTERRUPTED = signalled(signal.SIGINT)
+
+# Each status in words, for the man page's EXIT STATUS (app.shell.man_sections) and the README's table.
+WORDS: tuple[tuple[str, str], ...] = (
+    (str(int(Exit.OK)), "Success; for a sweep or a study: complete, every change put back."),
+    (str(int(Exit.FAILED)), "The command ran but did not succeed: a host, a file or the session database refused, "
+                            "or a run ended early with every change put back. The message on standard error says "
+                            "which."),
+    (str(int(Exit.USAGE)), "A usage error: a flag or value the parser refused (the message names it and what it "
+                           "takes), or a plan that makes no run. Nothing was touched."),
+    (str(int(Exit.HOST_LOST)), "sweep, study: a host stopped answering past the wait (--host-wait), so the run "
+                               "stopped; every change on the hosts that answer was put back. The command it prints "
+                               "(nfs-tuner sweep --resume ID) goes on once the host is back."),
+    (str(int(Exit.NOT_PUT_BACK)), "The run ended but a change could not be put back: nfs-tuner journal lists it."),
+    ("128+N", "sweep, study: stopped by signal N (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP); every change "
+              "was put back first. Any other command interrupted by Ctrl-C: 130."),
+)  # fmt: skip

@@ -7,6 +7,8 @@ paths are the ones app.paths gives, and every example parses with the real parse
 
 from __future__ import annotations
 
+from app.commands import exit_status
+
 NAME_LINE = "tune an NFS server and its clients with real workloads"
 
 INTRODUCTION = (
@@ -23,19 +25,7 @@ INTRODUCTION = (
     "seen for the first time must be trusted (discover --trust-new-keys HOST), a changed one is refused.",
 )
 
-EXIT_STATUS: tuple[tuple[str, str], ...] = (
-    ("0", "Success."),
-    ("1", "The command ran but did not succeed: a host could not be reached or refused a change, a "
-          "trial or the putting back had a problem, a session or file was not found, or a file could "
-          "not be written. The message on standard error says which."),
-    ("2", "A usage error: a flag or value the parser refused (the message names it and what it takes), "
-          "or a plan that cannot run. Nothing was touched."),
-    ("3", "sweep: a host stopped answering, so the sweep paused; every change on the hosts that answer "
-          "was put back. nfs-tuner sweep --resume ID goes on once the host is back."),
-    ("128+N", "sweep, study: stopped by signal N (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP); "
-              "every change was put back first."),
-    ("130", "Any other command interrupted by Ctrl-C."),
-)  # fmt: skip
+EXIT_STATUS: tuple[tuple[str, str], ...] = exit_status.WORDS  # one home: app.commands.exit_status
 
 ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("NFS_TUNER_DB", "The session database, when --db is not given."),

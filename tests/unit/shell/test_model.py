@@ -69,7 +69,8 @@ def test_positionals_know_what_they_are(root: model.Command) -> None:
 def test_repeatable_and_required_options_are_marked(root: model.Command) -> None:
     sweep = _command(root, "sweep")
     assert _option(sweep, "--knob").repeats and not _option(sweep, "--knob").required
-    assert _option(sweep, "--server").required and not _option(sweep, "--server").repeats
+    assert not _option(sweep, "--server").required and not _option(sweep, "--server").repeats  # not with --resume
+    assert _option(_command(root, "study", "ladder"), "--server").required
 
 
 def test_suppressed_options_are_left_out_as_help_leaves_them(root: model.Command) -> None:
