@@ -18,7 +18,7 @@ import pytest
 from app.cli import main
 from app.commands.sweep import _Printer
 from app.report.html_report import render_html
-from app.report.session_data import load_session_data, trial_figure_text, trial_time_limited
+from app.report.session_data import load_session_data, trial_figure_text, trial_limit_text, trial_time_limited
 from app.runner.agent_handle import CLEANUP_CAP_S, EXIT_CAP_S, cleanup_cap_s
 from app.simulated import SimulatedHosts
 from app.simulated.hosts import phase_plan
@@ -217,3 +217,15 @@ def test_a_sync_export_on_a_slow_disk_is_measured_not_broken_and_every_face_says
     out = io.StringIO()
     _Printer(out, quiet=False)(events[0])
     assert "create ended at its share of the 10 s limit: the rate of what it completed" in out.getvalue()
+
+
+@pytest.mark.parametrize("stored", [{"time_limited": "create"}, {"time_limited": [1, None, {"a": 1}]},
+                                    {"time_limited": {"create": 1}}, {"time_limited": ["create"], "time_limit_s": "x"},
+                                    {"time_limited": ["create"], "time_limit_s": float("nan")}])  # fmt: skip
+def test_a_stored_summarys_garbage_reads_as_no_mark_or_a_plain_sentence(stored: dict[str, Any]) -> None:
+    t = TrialRecord(1, 1, None, {}, {"kind": "small_files"}, 0, 0, TrialState.OK, "", 0.0, 1.0,
+                    {"unit": "ops/s", "mean": 12.0, **stored})  # fmt: skip
+    cut = trial_time_limited(t)
+    assert cut in ((), ("create",))
+    assert trial_figure_text(t) == ("12 ops/s (time-limited)" if cut else "12 ops/s")
+    assert trial_limit_text(t) in ("", "create ended at its share of the time limit: the rate of what it completed")
