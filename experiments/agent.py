@@ -50,6 +50,10 @@ class Stopped(Exception):
     """Raised inside a workload when it must end now; args[0] is the reason."""
 
 
+class PhaseCut(Stopped):
+    """A phase reached its time limit: the workload goes on with its next phase (see timed_phase)."""
+
+
 class AgentFailure(Exception):
     """A failure with a message the admin can act on."""
 
@@ -305,6 +309,15 @@ class Ctx(object):
         self.drop_ok = None
         self.dataset_bytes = 0
         self.extra = {}  # workload-specific summary fields
+        # Phased workloads: the seconds their phases may take in all (0: no limit), the current phase's
+        # deadline, the phases that ended at theirs, and the entries they made that the cleanup removes.
+        self.time_limit = param(cfg, "time_limit_s", 0.0, float, 0.0)
+        self.phase_deadline = None
+        self.phase_planned = None
+        self.cut = []
+        self.left = 0
+        slow = cfg.get("debug_slow_phase") or {}  # test hook: {phase: seconds added to each of its operations}
+        self.slow_phase = dict((str(k), float(v)) for k, v in slow.items()) if isinstance(slow, dict) else {}
         self.cpu0 = self.cpu1 = cpu_seconds()
 
     # stop checks: called once per operation, so cheap
@@ -313,6 +326,11 @@ class Ctx(object):
             raise Stopped("stopped")
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise Stopped("duration")
+        # a phase ends at its limit once it completed one operation: every phase has a rate
+        tot = self.phase_tot
+        if self.phase_deadline is not None and time.monotonic() >= self.phase_deadline \
+                and tot is not None and self.rec.tot_ops > tot[2]:
+            raise PhaseCut("time limit")
 
     def sleep_until(self, when_monotonic):
         while True:
@@ -348,8 +366,13 @@ class Ctx(object):
         self.out.emit({"type": "start", "epoch": time.time()})
         self.wake.set()
 
-    def begin_phase(self, name):
-        """Switch the phase label; the sampler emits the old phase's tail as its own sample."""
+    def begin_phase(self, name, left=0, planned=None):
+        """Switch the phase label; the sampler emits the old phase's tail as its own sample.
+
+        ``left``: the phases left, this one included. Under a time limit this phase gets an even
+        share of the time that is left, so a later phase always gets at least the time of an
+        earlier one: the removing phase as long as the creating one. ``planned``: the operations
+        it does without a limit (the summary's figure weighs a cut phase by them)."""
         if self.cfg.get("pause_before") == name:  # test hook: files of earlier phases stay for a look
             self.out.emit({"type": "paused", "before": name})
             self.ctl.stop.wait()  # the paused phase's time includes the pause
@@ -363,6 +386,10 @@ class Ctx(object):
             self.phase_t = now
             rec = self.rec
             self.phase_tot = (rec.tot_r, rec.tot_w, rec.tot_ops)
+            self.phase_planned = planned
+            self.phase_deadline = None
+            if self.time_limit > 0 and left > 0 and self.t0 is not None:
+                self.phase_deadline = now + max(self.t0 + self.time_limit - now, 0.0) / left
         self.wake.set()
 
     def _close_phase(self, now):
@@ -379,6 +406,8 @@ class Ctx(object):
             "ops_per_s": round(ops / secs, 2),
             "bytes_per_s": round(nbytes / secs, 1),
         }
+        if self.phase_planned is not None:
+            self.phases[self.phase]["planned"] = self.phase_planned
         self.phase_tot = None
 
     def finish_phases(self):
@@ -534,8 +563,8 @@ def run_jobs(ctx, n, target, args_for):
     real = [e for e in errors if not isinstance(e, Stopped)]
     if real:
         raise real[0]
-    if errors:
-        raise errors[0]
+    if errors:  # a stop outranks a phase's time limit
+        raise next((e for e in errors if not isinstance(e, PhaseCut)), errors[0])
 
 
 def param(cfg, name, default, kind=int, minimum=None):
@@ -754,6 +783,8 @@ def _timed(ctx, fn, nread, nwritten, what):
     ctx.check()
     t = time.perf_counter()
     try:
+        if ctx.slow_phase.get(ctx.phase):  # test hook: this phase's operations take as long as a slow disk's
+            time.sleep(ctx.slow_phase[ctx.phase])
         fn()
     except OSError as exc:
         ctx.rec.error()
@@ -814,31 +845,53 @@ class SmallFiles(object):
         fsync = self.fsync
         size = self.size
         name = self._file
-        ctx.begin_phase("create")
-        for d in self.dirs:  # one op per leaf directory, before the jobs race for them
-            _timed(ctx, lambda: _makedirs(d), 0, 0, "creating directory %s" % d)
+        jobs = self.jobs
+        # what each job created and removed: under a time limit a prefix of its slice, which the
+        # later phases work on; the cleanup removes what the delete phase did not
+        made = [0] * jobs
+        gone = [0] * jobs
+        dirs = [0]
 
         def create(ctx_, j, indices):
             for i in indices:
                 p = name(i)
                 _timed(ctx, lambda: _create_file(p, data, fsync), 0, size, "creating %s" % p)
+                made[j] += 1
 
-        def each(fn, nread, what):
+        def create_all():
+            for d in self.dirs:  # one op per leaf directory, before the jobs race for them
+                _timed(ctx, lambda: _makedirs(d), 0, 0, "creating directory %s" % d)
+                dirs[0] += 1
+            run_jobs(ctx, jobs, create, self._slice)
+
+        def each(fn, nread, what, tally=None):
             def job(ctx_, j, indices):
                 for i in indices:
                     p = name(i)
                     _timed(ctx, lambda: fn(p), nread, 0, what % p)
-            return job
+                    if tally is not None:
+                        tally[j] += 1
+            return lambda: run_jobs(ctx, jobs, job, lambda j: (range(j, j + made[j] * jobs, jobs),))
 
-        run_jobs(ctx, self.jobs, create, self._slice)
+        timed_phase(ctx, "create", 4, self.count + len(self.dirs), create_all)
         ctx.before_read(False)
-        ctx.begin_phase("stat")
-        run_jobs(ctx, self.jobs, each(os.stat, 0, "stat of %s"), self._slice)
+        timed_phase(ctx, "stat", 3, self.count, each(os.stat, 0, "stat of %s"))
         ctx.before_read(False)
-        ctx.begin_phase("read")
-        run_jobs(ctx, self.jobs, each(lambda p: _read_file(p, size), size, "reading %s"), self._slice)
-        ctx.begin_phase("delete")
-        run_jobs(ctx, self.jobs, each(os.unlink, 0, "deleting %s"), self._slice)
+        timed_phase(ctx, "read", 2, self.count, each(lambda p: _read_file(p, size), size, "reading %s"))
+        timed_phase(ctx, "delete", 1, self.count, each(os.unlink, 0, "deleting %s", gone))
+        ctx.left = sum(made) - sum(gone) + dirs[0]
+
+
+def timed_phase(ctx, name, left, planned, body):
+    """One phase of a phased workload. Under a time limit it ends at its share of the time left
+    (Ctx.begin_phase) with the rate of what it completed, and the next phase works on that."""
+    ctx.begin_phase(name, left, planned)
+    try:
+        body()
+    except PhaseCut:
+        if ctx.ctl.stop.is_set():
+            raise Stopped("stopped")
+        ctx.cut.append(name)
 
 
 def _makedirs(path):
@@ -900,34 +953,49 @@ class Tree(object):
     def run(self, ctx):
         root = ctx.path("tree")
         blob = os.urandom(512 * 1024)
-        ctx.begin_phase("extract")
-        _timed(ctx, lambda: os.mkdir(root), 0, 0, "creating %s" % root)
-        for d in self.dirs:
-            p = os.path.join(root, d)
-            _timed(ctx, lambda: os.mkdir(p), 0, 0, "creating directory %s" % p)
-        for rel, size in self.entries:
-            p = os.path.join(root, rel)
-            _timed(ctx, lambda: _create_file(p, memoryview(blob)[:size], False), 0, size, "extracting %s" % p)
+        made = [0, 0]  # directories, files: under a time limit prefixes of self.dirs and self.entries
+        gone = [0]
+        entries = len(self.dirs) + len(self.entries)
+
+        def extract():
+            _timed(ctx, lambda: os.mkdir(root), 0, 0, "creating %s" % root)
+            for d in self.dirs:  # parents before children
+                p = os.path.join(root, d)
+                _timed(ctx, lambda: os.mkdir(p), 0, 0, "creating directory %s" % p)
+                made[0] += 1
+            for rel, size in self.entries:
+                p = os.path.join(root, rel)
+                _timed(ctx, lambda: _create_file(p, memoryview(blob)[:size], False), 0, size, "extracting %s" % p)
+                made[1] += 1
+
+        def find():
+            stack = [root]
+            while stack:  # find(1) with a stat of every entry
+                d = stack.pop()
+                try:
+                    found = list(os.scandir(d))
+                except OSError as exc:
+                    raise explain(exc, "listing %s" % d)
+                for e in found:
+                    _timed(ctx, lambda: e.stat(follow_symlinks=False), 0, 0, "stat of %s" % e.path)
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+
+        def remove():
+            for rel, _ in self.entries[:made[1]]:
+                p = os.path.join(root, rel)
+                _timed(ctx, lambda: os.unlink(p), 0, 0, "removing %s" % p)
+                gone[0] += 1
+            for d in sorted(self.dirs[:made[0]], key=len, reverse=True):
+                p = os.path.join(root, d)
+                _timed(ctx, lambda: os.rmdir(p), 0, 0, "removing directory %s" % p)
+                gone[0] += 1
+
+        timed_phase(ctx, "extract", 3, entries + 1, extract)
         ctx.before_read(False)
-        ctx.begin_phase("find")
-        stack = [root]
-        while stack:  # find(1) with a stat of every entry
-            d = stack.pop()
-            try:
-                entries = list(os.scandir(d))
-            except OSError as exc:
-                raise explain(exc, "listing %s" % d)
-            for e in entries:
-                _timed(ctx, lambda: e.stat(follow_symlinks=False), 0, 0, "stat of %s" % e.path)
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-        ctx.begin_phase("remove")
-        for rel, _ in self.entries:
-            p = os.path.join(root, rel)
-            _timed(ctx, lambda: os.unlink(p), 0, 0, "removing %s" % p)
-        for d in sorted(self.dirs, key=len, reverse=True):
-            p = os.path.join(root, d)
-            _timed(ctx, lambda: os.rmdir(p), 0, 0, "removing directory %s" % p)
+        timed_phase(ctx, "find", 2, entries, find)
+        timed_phase(ctx, "remove", 1, entries, remove)
+        ctx.left = made[0] + made[1] - gone[0]
 
 
 # --------------------------------------------------------------------------- dir scaling
@@ -989,24 +1057,31 @@ class DirScaling(object):
 
     def run(self, ctx):
         data = os.urandom(self.size)
-        ctx.begin_phase("create")
-        mark = time.monotonic()
-        for i in range(self.count):
-            p = self._path(i)
-            _timed(ctx, lambda: _create_file(p, data, self.fsync), 0, self.size, "creating %s" % p)
-            ctx.count = i + 1
-            if self.bucket and (ctx.count % self.bucket == 0 or ctx.count == self.count):
-                now = time.monotonic()
-                done = ctx.count - (ctx.count - 1) // self.bucket * self.bucket
-                ctx.out.emit({"type": "point", "layout": self.layout, "entries": ctx.count,
-                              "rate": round(done / max(now - mark, 1e-9), 3), "seconds": round(now - mark, 6)})
-                mark = now
-        if ctx.cfg.get("timed_delete", True):
-            ctx.begin_phase("delete")
-            for i in range(self.count - 1, -1, -1):
+        timed_delete = ctx.cfg.get("timed_delete", True)
+        marks = [time.monotonic()]
+
+        def create():
+            for i in range(self.count):
+                p = self._path(i)
+                _timed(ctx, lambda: _create_file(p, data, self.fsync), 0, self.size, "creating %s" % p)
+                ctx.count = i + 1
+                if self.bucket and (ctx.count % self.bucket == 0 or ctx.count == self.count):
+                    now = time.monotonic()
+                    done = ctx.count - (ctx.count - 1) // self.bucket * self.bucket
+                    ctx.out.emit({"type": "point", "layout": self.layout, "entries": ctx.count,
+                                  "rate": round(done / max(now - marks[0], 1e-9), 3), "seconds": round(now - marks[0], 6)})
+                    marks[0] = now
+
+        def delete():
+            for i in range(ctx.count - 1, -1, -1):  # what the create phase made
                 p = self._path(i)
                 _timed(ctx, lambda: os.unlink(p), 0, 0, "deleting %s" % p)
                 ctx.count = i
+
+        timed_phase(ctx, "create", 2 if timed_delete else 1, self.count, create)
+        if timed_delete:
+            timed_phase(ctx, "delete", 1, self.count, delete)
+        ctx.left = ctx.count
 
 
 # --------------------------------------------------------------------------- network
@@ -1359,6 +1434,7 @@ WORKLOADS = {
     "telemetry": Telemetry,
 }
 NO_DIR = ("tcp_sink", "tcp_source", "telemetry")
+PHASED_MODES = ("small_files", "tree", "dir_scaling")
 
 
 # --------------------------------------------------------------------------- driver
@@ -1585,6 +1661,8 @@ def summary(ctx, mode, workload):
         "python": "%d.%d.%d" % sys.version_info[:3],
         "agent_version": AGENT_VERSION,
     }
+    if mode in PHASED_MODES:  # which phases ended at their time limit, and what the cleanup removes
+        out.update(time_limit_s=ctx.time_limit or None, cut=ctx.cut, left=ctx.left)
     out.update(ctx.extra)
     return out
 

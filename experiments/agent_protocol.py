@@ -16,6 +16,7 @@ from experiments.latency import read_histogram
 from experiments.record_fields import BadRecord, count, finite, flag, items, loads, mapping, text
 from experiments.samples import HostTelemetry, Sample
 
+REMOVING_PHASES = ("delete", "remove")  # small files and directory scaling; tree
 MAX_GARBAGE = 100  # keep the first lines only; a flood of noise must not grow memory
 
 
@@ -56,10 +57,24 @@ class AgentSummary:
     extra: dict[str, Any] = field(default_factory=dict)  # workload-specific fields
     # bucket -> operations of the measured window (experiments.latency); None: the host sent none
     lat_hist: dict[int, int] | None = None
+    # Phased workloads (older agents sent none of these): the seconds their phases were given in all
+    # (None: no limit), the phases that ended at their share of it, the entries the cleanup removes.
+    time_limit_s: float | None = None
+    cut: tuple[str, ...] = ()
+    left: int = 0
 
     @property
     def throughput_bps(self) -> float:
         return (self.bytes_read + self.bytes_written) / self.duration if self.duration > 0 else 0.0
+
+    @property
+    def removal_s(self) -> float:
+        """About how long the agent's cleanup takes to remove the ``left`` entries: at the rate of the phase
+        that removes them, else of its slowest phase (0 when nothing is left or no phase has a rate)."""
+        rates = {name: p.get("ops", 0.0) / p["seconds"] for name, p in self.phases.items()
+                 if p.get("seconds", 0.0) > 0 and p.get("ops", 0.0) > 0}  # fmt: skip
+        rate = next((rates[n] for n in REMOVING_PHASES if n in rates), min(rates.values(), default=0.0))
+        return self.left / rate if self.left and rate > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +90,7 @@ AgentEvent = Sample | HostTelemetry | AgentSummary | AgentError | AgentNotice
 
 _SUMMARY_COUNTS = ("bytes_read", "bytes_written", "ops", "errors")
 _SUMMARY_FLOATS = ("duration", "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "prepare_s", "cpu_s")
+_SUMMARY_READ = ("type", "phases", "python", "lat_hist", "time_limit_s", "cut", "left")  # read apart, not extra
 _SAMPLE_INTS = ("bytes_read", "bytes_written", "ops", "errors")
 _SAMPLE_FLOATS = ("lat_p50_ms", "lat_p99_ms", "lat_max_ms")
 _TELEMETRY_FLOATS = ("disk_read_bps", "disk_write_bps", "net_rx_bps", "net_tx_bps", "cpu_busy")
@@ -177,10 +193,17 @@ def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
         known |= {k: finite(obj[k], k, 0.0, MAX_T) for k in _SUMMARY_FLOATS}
         known |= {k: text(obj[k], k, 64) for k in ("mode", "end", "cache_mode")}
         known |= {k: flag(obj[k], k) for k in ("caches_dropped", "direct")}
-        rest = {k: v for k, v in obj.items() if k not in known and k not in ("type", "phases", "python", "lat_hist")}
+        rest = {k: v for k, v in obj.items() if k not in known and k not in _SUMMARY_READ}
         hist = None if obj.get("lat_hist") is None else read_histogram(obj["lat_hist"], "lat_hist")
-        return AgentSummary(client=client, phases=_phases(obj.get("phases") or {}),
-                            python=text(obj.get("python", ""), "python", 256), extra=rest, lat_hist=hist, **known)
+        phases = _phases(obj.get("phases") or {})
+        limit = obj.get("time_limit_s")
+        cut = tuple(dict.fromkeys(text(p, "cut phase", 64) for p in items(obj.get("cut") or [], "cut", MAX_EXTRA)))
+        if unknown := [p for p in cut if p not in phases]:
+            raise BadRecord(f"cut names a phase the summary has not: {unknown[0]!r:.60}")
+        return AgentSummary(client=client, phases=phases, python=text(obj.get("python", ""), "python", 256),
+                            extra=rest, lat_hist=hist, time_limit_s=None if limit is None else
+                            finite(limit, "time_limit_s", 0.0, MAX_T), cut=cut,
+                            left=count(obj.get("left", 0), "left"), **known)  # fmt: skip
     if kind == "error":
         err = obj.get("errno")
         return AgentError(text(obj["message"], "message"), None if err is None else count(err, "errno"), client,

@@ -93,7 +93,7 @@ class ScreenStep:
         out = {self.today: "today's settings"}
         for knob, values in self.knobs.items():
             for v in probe_values(values, self.today[knob]):
-                out[self.today.replace(knob, v)] = f"screening {knob}={v}"
+                out[self.today.replace(knob, v)] = f"screening {knob}"  # the trial's line gives the value
         return out
 
     def next(self, runs: Sequence[Run]) -> list[Ask]:

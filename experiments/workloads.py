@@ -227,7 +227,32 @@ class Mixed(_Random):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SmallFiles(WorkloadSpec):
+class _Phased(WorkloadSpec):
+    """A workload of phases judged by operations per second (OPS_OBJECTIVES).
+
+    time_limit_s: the seconds its phases may take in all. Each phase then gets an even share of
+    the time left, ends at it once it has completed an operation, and reports the rate of what
+    it completed; the next phase works on what the earlier ones made (the agent's timed_phase).
+    None: every phase runs to its end.
+    """
+
+    time_limit_s: float | None = None
+
+    def __post_init__(self) -> None:
+        WorkloadSpec.__post_init__(self)
+        t = self.time_limit_s
+        if t is not None and not (isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0):
+            raise ValueError(f"time_limit_s must be a finite number of seconds above 0, got {t!r}")
+
+    def params(self) -> dict[str, Any]:
+        p = WorkloadSpec.params(self)
+        if p.get("time_limit_s") is None:
+            p.pop("time_limit_s", None)
+        return p
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SmallFiles(_Phased):
     """Create, stat, read, delete `count` files; layout 'tree' spreads them over fanout² dirs."""
 
     kind: ClassVar[str] = "small_files"
@@ -240,7 +265,7 @@ class SmallFiles(WorkloadSpec):
     jobs: int = 1
 
     def __post_init__(self) -> None:
-        WorkloadSpec.__post_init__(self)
+        _Phased.__post_init__(self)
         _at_least("count", self.count, 1)
         _at_least("file_size", self.file_size, 0)
         if self.file_size > MAX_BLOCK:
@@ -255,7 +280,7 @@ class SmallFiles(WorkloadSpec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Tree(WorkloadSpec):
+class Tree(_Phased):
     """Extract a synthetic kernel-like tree, find/stat it, remove it; each phase timed."""
 
     kind: ClassVar[str] = "tree"
@@ -264,7 +289,7 @@ class Tree(WorkloadSpec):
     seed: int = 1
 
     def __post_init__(self) -> None:
-        WorkloadSpec.__post_init__(self)
+        _Phased.__post_init__(self)
         _at_least("files", self.files, 1)
 
     def data_bytes(self) -> int:
@@ -277,7 +302,7 @@ MAX_CURVE_POINTS = 200  # the agent sends at most this many rate-vs-entries poin
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DirScaling(WorkloadSpec):
+class DirScaling(_Phased):
     """Create files in one directory up to `count`; samples carry the count (rate vs size).
 
     layout "hashed" spreads the files over `fanout` subdirectories by a hash of the name;
@@ -295,7 +320,7 @@ class DirScaling(WorkloadSpec):
     points: int = 0
 
     def __post_init__(self) -> None:
-        WorkloadSpec.__post_init__(self)
+        _Phased.__post_init__(self)
         _at_least("count", self.count, 1)
         if self.count > 50_000_000:
             raise ValueError(f"count must be at most 50 million, got {self.count}")

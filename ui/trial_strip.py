@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, Q
 
 from app.sweep.events import TrialFinished
 from app.vocabulary import (
+    TIME_LIMITED,
     clients_note,
     trial_config_text,
     fairness_sentences,
@@ -22,6 +23,7 @@ from app.vocabulary import (
     latencies_text,
     latency_text,
     percent_text,
+    time_limited_text,
 )
 from ui.tooltips import plain_tip
 
@@ -45,7 +47,8 @@ def trial_figures(ev: TrialFinished) -> str:
         return "not ranked"
     if ev.value_bps is None:
         return ev.reason or "no figure"
-    return figure_text(ev.value_bps, ev.unit) + (f", CV {percent_text(ev.cv)}" if ev.cv is not None else "")
+    limited = f" ({TIME_LIMITED})" if ev.limited else ""  # the rate of what completed: the tooltip says which phases
+    return figure_text(ev.value_bps, ev.unit) + limited + (f", CV {percent_text(ev.cv)}" if ev.cv is not None else "")
 
 
 def trial_latency(ev: TrialFinished, *, full: bool = False) -> str:
@@ -109,6 +112,7 @@ class TrialStrip(QListWidget):
         item.setToolTip(plain_tip(f"Trial {number}: {ev.workload}, {trial_mark(ev)}\n{config}\n{figures}\n"
                         f"{trial_latency(ev, full=True)}"
                         + (f"\n{ev.reason}" if ev.reason and ev.reason != figures else "")
+                        + (f"\n{time_limited_text(ev.limited, ev.time_limit_s)}" if ev.limited and ev.value_bps is not None else "")
                         + "".join(f"\n{sentence}" for sentence in fairness_sentences(ev.fairness))))  # fmt: skip
 
     def _text_width(self) -> int:

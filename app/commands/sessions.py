@@ -28,6 +28,7 @@ from app.report.session_data import (
     trial_figures,
     trial_latency,
     trial_latency_json,
+    trial_limit_text,
     trial_mean,
     workload_kind,
 )
@@ -158,6 +159,8 @@ def _trial_line(t: TrialRecord) -> str:
         latency += f", {fair}"
     figure = (f"{trial_figure_text(t)} cv {percent_text(_share(fig.get('cv')))} "
               f"dip {percent_text(_share(fig.get('deepest_dip')))}{latency}") if mean is not None else "no summary"
+    if mean is not None and (limit := trial_limit_text(t)):  # the rate of what completed, said as such
+        figure += f"; {limit}"
     reason = f"  ({t.reason})" if t.reason else ""
     return f"  #{t.id:<5} {t.state.value:<8} {workload_kind(t.workload):<12} {config_text(t.config)}: {figure}{reason}"
 

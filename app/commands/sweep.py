@@ -43,7 +43,14 @@ from app.sweep import Progress, SweepFinished, SweepSpec, TrialFinished
 from app.sweep.host_side import HostSide
 from app.sweep.ssh_hosts import SshHosts
 from app.report.session_data import plan_goal, trial_fairness_json, trial_latency_json
-from app.vocabulary import clients_note, duration_text, figure_text, latencies_text, trial_config_text
+from app.vocabulary import (
+    clients_note,
+    duration_text,
+    figure_text,
+    latencies_text,
+    time_limited_text,
+    trial_config_text,
+)
 from experiments.goals import GOALS, MAX_LOAD_IOPS, MAX_P99_MS, GoalKind
 from experiments.workloads import MIB
 
@@ -176,6 +183,8 @@ class _Printer:
                 self.out.write(line + "\n")
         elif isinstance(event, TrialFinished):
             what = figure_text(event.value_bps, event.unit) if event.value_bps is not None else f"broken: {event.reason}"
+            if event.value_bps is not None and event.limited:  # the rate of what completed, said as such
+                what += f" ({time_limited_text(event.limited, event.time_limit_s)})"
             if (lat := event.latency) is not None and event.value_bps is not None:
                 what += f" ({latencies_text(lat.p50_ms, lat.p99_ms, lat.p999_ms)})"
             if (fair := clients_note(event.fairness)) is not None:  # only when beyond the noise, as `sessions show`

@@ -61,6 +61,7 @@ class TrialFigures:
     latency: Latency | None = None  # the clients' merged histogram's figures; None: not measured (older sessions)
     ops_per_s: float | None = None  # operations per second over every client (what a rate-capped load served)
     fairness: Fairness | None = None  # the clients' shares; None: one client, or older sessions
+    time_limited: bool = False  # a phase ended at its time limit: the figure is the rate of what completed
 
 
 def sustained(figs: Sequence[TrialFigures]) -> list[float]:
@@ -94,7 +95,17 @@ def figures_of(trial: TrialRecord, telemetry: TelemetryDigest) -> TrialFigures |
         deepest_dip=_num(fig, "deepest_dip", 0.0) or 0.0, dips=int(_num(fig, "dips", 0) or 0),
         telemetry=telemetry, latency=Latency.from_json(summary.get("latency")),
         ops_per_s=_num(summary, "ops_per_s", _num(fig, "ops_per_s")), fairness=Fairness.from_json(summary.get("fairness")),
+        time_limited=bool(fig.get("time_limited")),
     )
+
+
+def _time_limited(figures: Sequence[TrialFigures]) -> dict[str, tuple[int, int]]:
+    """Per configuration (as text): its runs that ended a phase at its time limit, and its runs."""
+    out: dict[str, tuple[int, int]] = {}
+    for f in figures:
+        cut, n = out.get(what := config_text(f.config), (0, 0))
+        out[what] = (cut + f.time_limited, n + 1)
+    return out
 
 
 def _telemetry(store: Store, trial: TrialRecord, server: str | None) -> TelemetryDigest:
@@ -266,6 +277,8 @@ def recommend_objective(
         lines.append(f"Runner-up, within the noise of it: {config_text(runner_up.config)} "
                      f"({_shown(runner_up, unit, by_p99)}); either will do.")
     lines.append(ev.stability_text(chosen, unit))
+    if (limited := ev.time_limited_line(_time_limited(figures))) is not None:
+        lines.append(limited)
     if (latency := ev.latency_line(chosen)) is not None:
         lines.append(latency)
     lines += ev.fairness_lines(config_fairness([f.fairness for f in candidates[chosen_key]]))
@@ -480,6 +493,8 @@ def with_plan(rec: ObjectiveRecommendation, plan: PlanRecommendation, figures: S
         figs = [f for f in figures if config_key(f.config) == key]
         tel = combine([f.telemetry for f in figs])
         own.append(ev.stability_text(row, rec.unit))
+        if (limited := ev.time_limited_line(_time_limited(figures))) is not None:
+            own.append(limited)
         if (line := ev.latency_line(row)) is not None:
             own.append(line)
         own += ev.fairness_lines(config_fairness([f.fairness for f in figs]))

@@ -6,6 +6,8 @@ what was not recorded) rather than guess when a figure is missing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.recommend.model import CeilingShare, Ceilings, ConfigResult, Gain, Layer
 from app.recommend.telemetry import TelemetryDigest
 from app.vocabulary import (
@@ -154,11 +156,21 @@ def stability_text(result: ConfigResult, unit: str = BYTES) -> str:
         t = result.throughput
         spread = percent_text(t.stddev / t.mean) if t.n > 1 and t.mean else "unknown (one run)"
         return (f"Run-to-run spread over {t.n} run(s): {spread}; each run's figure is the operations of all its "
-                "phases over their time.")
+                "phases over their time (a phase cut at its time limit weighs as if it had done all its files).")
     s = result.stability
     return (f"Stability over {result.throughput.n} run(s): median CV {percent_text(s.median_cv)}, "
             f"p5 floor {figure_text(s.p5_floor, unit)}, deepest dip {percent_text(s.deepest_dip)}, "
             f"{s.dips:g} dip(s) per run.")
+
+
+def time_limited_line(runs: Mapping[str, tuple[int, int]]) -> str | None:
+    """Which configurations' runs ended a phase at its time limit (configuration text -> (such runs, runs));
+    None when none did: their figures are the rates of what completed, not of the whole workload."""
+    cut = [f"{k} of {n} with {what}" for what, (k, n) in runs.items() if k]
+    if not cut:
+        return None
+    return ("Some runs ended a phase at its share of the time limit and count the rate of what it completed: "
+            f"{', '.join(cut)}.")
 
 
 def ceiling_text(share: CeilingShare, ceilings: Ceilings, server: TelemetryDigest | None) -> str:

@@ -22,7 +22,7 @@ from app.snippets.model import Snippet
 from app.store.records import HostFactsRecord, JournalEntry, SessionRecord, TrialRecord
 from app.store.states import TrialState
 from app.store.store import Store
-from app.vocabulary import BYTES, OPS, change_text, config_text, figure_text, gain_text, goal_text, latency_text, unit_of, workload_id
+from app.vocabulary import BYTES, OPS, TIME_LIMITED, change_text, config_text, figure_text, gain_text, goal_text, latency_text, time_limited_text, unit_of, workload_id
 from app.vocabulary.fairness import fairness_note
 from app.vocabulary.figures import MISSING
 from experiments.fairness import Fairness
@@ -57,8 +57,22 @@ def trial_unit(trial: TrialRecord) -> str:
     return OPS if s.get("unit") == OPS else BYTES
 
 
+def trial_time_limited(trial: TrialRecord) -> tuple[str, ...]:
+    """The phases that ended at their time limit (app.sweep.figures); () for a trial whose phases all ended,
+    a streaming one, or an older session's. A stored summary may hold anything: only names are kept."""
+    cut = trial_figures(trial).get("time_limited")
+    return tuple(str(p)[:64] for p in cut[:64] if isinstance(p, str)) if isinstance(cut, list) else ()
+
+
+def trial_limit_text(trial: TrialRecord) -> str:
+    """'create and delete ended at their share of the 1 min 05 s limit: …'; '' when none did."""
+    return time_limited_text(trial_time_limited(trial), _num(trial_figures(trial).get("time_limit_s")))
+
+
 def trial_figure_text(trial: TrialRecord) -> str:
-    return figure_text(trial_mean(trial), trial_unit(trial))
+    """'1,234 ops/s', marked '(time-limited)' when a phase ended at its limit: the rate of what completed."""
+    text = figure_text(trial_mean(trial), trial_unit(trial))
+    return f"{text} ({TIME_LIMITED})" if trial_time_limited(trial) and trial_mean(trial) is not None else text
 
 
 LATENCY_HEADERS = ("p50", "p99", "p99.9")  # the latency columns of every ranking and trials table

@@ -25,6 +25,7 @@ EventSink = Callable[["AgentHandle", AgentEvent], None]
 
 EXIT_WAIT_S = 5.0  # silence after stdin EOF before the channel is closed: the agent says it is alive every interval
 EXIT_CAP_S = 300.0  # however busy (removing a large tree over NFS), an agent is closed after this
+CLEANUP_CAP_S = 3600.0  # nor longer, whatever removal its timed phases left it (AgentHandle.wait)
 
 
 class _Streamed(Protocol):
@@ -63,6 +64,12 @@ async def wait_or_close(handle: _Streamed, what: str, timeout: float, cap: float
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await handle._reader
         handle.ended.set()
+
+
+def cleanup_cap_s(summary: AgentSummary | None) -> float:
+    """How long an agent that said ``summary`` is waited for while it removes its files (AgentHandle.wait)."""
+    expected = summary.removal_s if summary is not None else 0.0
+    return min(max(EXIT_CAP_S, 2.0 * expected + 30.0), CLEANUP_CAP_S)
 
 
 GARBAGE_WORDS = "could not be read and were left out of the figures"  # the report marks trials by them
@@ -175,8 +182,13 @@ class AgentHandle:
             self.proc.write_eof()
 
     async def wait(self, timeout: float = EXIT_WAIT_S) -> None:
-        """Wait for the end; terminate the channel if the agent does not leave in time."""
-        await wait_or_close(self, "the load agent", timeout)
+        """Wait for the end; terminate the channel if the agent does not leave in time.
+
+        A phased workload's time limit ends its phases, not its cleanup: every entry they made is
+        removed. The cleanup (saying it is alive every interval) is waited for twice as long as the
+        entries its summary says are left take at the rate its phases removed at, and at least
+        EXIT_CAP_S; a slow disk removes slowly, and a cap it cannot meet would leave its files."""
+        await wait_or_close(self, "the load agent", timeout, cleanup_cap_s(self.summary))
 
     @property
     def warnings(self) -> list[str]:

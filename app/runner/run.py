@@ -304,7 +304,9 @@ class _Run:
             if self._first_error() is not None:
                 self.result.ended = "error"
                 return
-            if all(w.ended.is_set() for w in self.workers):
+            # an agent's summary ends its workload; its cleanup is waited for apart (AgentHandle.wait), not
+            # under max_s: a cap on the measuring must not leave a slow disk's files behind
+            if all(w.ended.is_set() or (isinstance(w, AgentHandle) and w.summary is not None) for w in self.workers):
                 self.result.ended = "done"
                 return
             if self.monitor_says_stop:

@@ -41,8 +41,40 @@ from experiments.latency import Latency
 from experiments.samples import HostTelemetry, Sample
 from experiments.workloads import Telemetry, WorkloadSpec
 
-PHASED_S = 8.0  # simulated seconds a phased workload (small files, tree) takes
-SIM_PHASES = ("create", "stat", "read", "delete")
+PHASED_S = 8.0  # simulated seconds a directory study's trial takes
+SIM_PHASES = {"small_files": ("create", "stat", "read", "delete"), "tree": ("extract", "find", "remove"),
+              "dir_scaling": ("create", "delete")}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SimPhase:
+    name: str
+    start: float  # simulated seconds from the run's start
+    seconds: float
+    planned: int  # the operations it does without a limit
+    cut: bool  # it ended at its share of the time limit
+
+
+def phase_plan(kind: str, files: int, rate: float, limit: float | None) -> tuple[list[SimPhase], int]:
+    """A phased workload's phases on a client doing ``rate`` operations per second, as the agent's
+    timed_phase runs them: under a time limit each phase gets an even share of the time left and does at
+    least one operation; the phases after the first work on the files it made. With the entries the
+    phases left for the cleanup."""
+    names = SIM_PHASES[kind]
+    rate = max(rate, 1e-6)
+    t, made, left = 0.0, float(files), 0.0
+    out = []
+    for i, name in enumerate(names):
+        need = made / rate
+        share = max(limit - t, 0.0) / (len(names) - i) if limit else math.inf
+        took = max(min(need, share), 1.0 / rate)
+        if i == 0:
+            made = min(made, max(rate * took, 1.0))
+        elif i == len(names) - 1:
+            left = max(made - rate * took, 0.0)
+        out.append(SimPhase(name, t, took, files, need > share))
+        t += took
+    return out, round(left)
 SERVER_KNOBS = tuple(k for g in SERVER_GROUPS for k in g)
 TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "max_block_size": "/proc/fs/nfsd/max_block_size",
            "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
@@ -194,6 +226,12 @@ class SimulatedRunner:
         lat_rng = random.Random(f"{self.hosts.seed}-{trial_id}-{workload.kind}-latency")  # the throughput's draws stay
         jitter = {c.host: (1.0 + lat_rng.gauss(0, 0.04)) * crowd[c.host] for c in clients}  # a run's own latency luck
         curve = getattr(workload, "points", 0) > 0  # a directory study: entries so far on each sample
+        plans: dict[str, tuple[list[SimPhase], int]] = {}
+        if phased and not curve:  # each client's phases at its rate, under the plan's time limit
+            files = int(getattr(workload, "count", 0) or getattr(workload, "files", 1))
+            plans = {c.host: phase_plan(workload.kind, files, level_of[c.host] / op_bytes,
+                                        getattr(workload, "time_limit_s", None)) for c in clients}  # fmt: skip
+        phased_s = max((p[-1].start + p[-1].seconds for p, _ in plans.values()), default=PHASED_S)
         t, stop = 0.0, False
         while not stop:
             await asyncio.sleep(interval / self.hosts.speed)
@@ -202,6 +240,11 @@ class SimulatedRunner:
             entries = int(getattr(workload, "count", 0) * min(t / PHASED_S, 1.0)) if curve else None
             for c in clients:
                 level = level_of[c.host]
+                phase = "create" if curve else ""
+                if c.host in plans:  # the phase this interval ends in; nothing moves after the last one
+                    steps = plans[c.host][0]
+                    level *= t - interval < steps[-1].start + steps[-1].seconds
+                    phase = next((p.name for p in steps if t - interval < p.start + p.seconds), "")
                 noise = 0.12 * math.exp(-t / 6.0) + self.hosts.noise
                 ramp = world.create_share(getattr(workload, "layout", "flat"), getattr(workload, "fanout", 1),
                                           entries) if entries is not None else 1 - math.exp(-t / 1.5)  # fmt: skip
@@ -211,7 +254,7 @@ class SimulatedRunner:
                 batch.append(Sample(c.host, t, interval, bytes_read=0 if write else moved,
                                     bytes_written=moved if write else 0, ops=max(1, moved // op_bytes),
                                     lat_p50_ms=p50, lat_p99_ms=p50 * math.exp(2.33 * world.latency_spread(configs[c.host])),
-                                    phase="create" if curve else "", count=entries))  # fmt: skip
+                                    phase=phase, count=entries))  # fmt: skip
             result.samples += batch
             for total in [x for s in batch for x in aggregator.add(s)]:
                 result.totals.append(total)
@@ -230,15 +273,20 @@ class SimulatedRunner:
             if cancel is not None and cancel.is_set():
                 result.ended = "cancelled"
                 break
-            stop = stop or t >= cap or (phased and t >= PHASED_S)
-        result.ended = result.ended or ("done" if phased and t >= PHASED_S else "monitor" if t < cap else "time cap")
+            stop = stop or t >= cap or (phased and t >= phased_s)
+        result.ended = result.ended or ("done" if phased and t >= phased_s else "monitor" if t < cap else "time cap")
         result.stop_s = 0.01
         for c in clients:
             mine = [s for s in result.samples if s.client == c.host]
             moved_r, moved_w = sum(s.bytes_read for s in mine), sum(s.bytes_written for s in mine)
             ops = sum(s.ops for s in mine)
-            phases = {p: {"ops": ops / len(SIM_PHASES), "seconds": t / len(SIM_PHASES)} for p in SIM_PHASES} \
-                if phased else {}  # fmt: skip
+            phases: dict[str, dict[str, float]] = {}
+            plan, left = plans.get(c.host, ([], 0))
+            for p in plan:  # the operations its samples moved in the phase, over the phase's time
+                done = sum(s.ops for s in mine if s.phase == p.name)
+                phases[p.name] = {"ops": done, "seconds": p.seconds, "ops_per_s": done / p.seconds, "planned": p.planned}
+            if phased and curve:
+                phases = {"create": {"ops": ops, "seconds": t}}
             hist = world.latency_hist(configs[c.host], workload.kind, sum(s.ops for s in mine if s.t > latency_from_s),
                                       lat_rng, jitter[c.host] * world.queueing(busy[c.host]))  # fmt: skip
             own = Latency.of(hist)
@@ -246,7 +294,8 @@ class SimulatedRunner:
                 c.host, workload.kind, "stopped", t, moved_r, moved_w, ops, 0, own.p50_ms if own else 0.0,
                 own.p99_ms if own else 0.0, own.max_ms if own else 0.0,
                 "dropped" if c.host in drop_caches_on else "warm", c.host in drop_caches_on, False, 0.1, 0.2 * t,
-                phases=phases, lat_hist=hist,
+                phases=phases, lat_hist=hist, time_limit_s=getattr(workload, "time_limit_s", None) if plan else None,
+                cut=tuple(p.name for p in plan if p.cut), left=left,
             )  # fmt: skip
         return result
 

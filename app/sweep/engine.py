@@ -499,7 +499,8 @@ class SweepEngine:
                                            cv=float(cv) if isinstance(cv, int | float) else None,
                                            stable=summary.get("steady"), skipped=reason == SKIPPED,
                                            unit=str(summary.get("unit", "B/s")), latency=latency,
-                                           fairness=fair, step=step))  # fmt: skip
+                                           fairness=fair, step=step, limited=tuple(summary.get("time_limited", ())),
+                                           time_limit_s=summary.get("time_limit_s")))  # fmt: skip
             self._progress()
         if lost is not None:
             raise _HostGone(lost)
@@ -547,9 +548,11 @@ class SweepEngine:
         if error is not None:
             return TrialState.BROKEN, str(error), None
         if phased:
-            if ended == "time cap":
-                return TrialState.BROKEN, (f"its phases did not finish within {self.spec.phased_cap_s:.0f} s: "
-                                           "give the workload fewer files"), None  # fmt: skip
+            if ended == "time cap":  # a sweep's phases end at their share of phased_limit_s: a hang, not slowness
+                cap = f"its phases did not finish within {self.spec.phased_cap_s:.0f} s"
+                return TrialState.BROKEN, (f"{cap}: ask for fewer entries" if self.spec.dirs else
+                                           f"{cap}, though each ends at its share of {self.spec.phased_limit_s:.0f} s: "
+                                           "an operation hung on the server or its disk"), None  # fmt: skip
             if problem := phased_problem(summary):
                 return TrialState.BROKEN, problem, None
             return TrialState.OK, "", float(summary["mean"])

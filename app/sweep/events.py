@@ -44,6 +44,8 @@ class TrialFinished:
     latency: Latency | None = None  # p50/p99/p99.9 of the clients' merged histogram; None: not measured
     fairness: Fairness | None = None  # the clients' shares as stored with the trial; None: one client or nothing moved
     step: str = ""  # as TrialStarted's
+    limited: tuple[str, ...] = ()  # phases that ended at their time limit: the figure is the rate of what completed
+    time_limit_s: float | None = None  # the time a phased trial's phases were given in all
 
 
 @dataclass(frozen=True, slots=True)

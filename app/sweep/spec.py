@@ -21,8 +21,8 @@ from experiments.stability import SteadyCriteria
 from experiments.workloads import MAX_CURVE_POINTS, MIB, WORKLOAD_TYPES, WorkloadSpec
 
 LOOPING = {"seq_read", "seq_write", "rewrite", "rand_read", "rand_write", "mixed"}
-# Run their phases to the end and are judged by operations per second per phase: a cut
-# phase would time nothing, and a stop mid-tree leaves thousands of files to remove.
+# Judged by operations per second per phase, never stopped mid-phase by the monitor: each phase
+# ends at its end or at its share of the plan's time (phased_limit_s), with the rate of what it did.
 PHASED = {"small_files", "tree", "dir_scaling"}
 SWEEPABLE = LOOPING | PHASED
 PHASED_SIZES: dict[str, dict[str, int]] = {"dir_scaling": {"count": 10_000}}  # a trial's size, not a study's
@@ -133,12 +133,22 @@ class SweepSpec:
         if kind == "dir_scaling" and variant and "layout" in variant:  # a study's trial: its size, layout, curve
             return cls(interval_s=self.interval_s, count=self.entries or PHASED_SIZES[kind]["count"],  # type: ignore[call-arg]
                        layout=str(variant["layout"]), points=MAX_CURVE_POINTS)
-        return cls(interval_s=self.interval_s, **{**PHASED_SIZES.get(kind, {}), **self.phased_sizes.get(kind, {})})
+        return cls(interval_s=self.interval_s, **{"time_limit_s": self.phased_limit_s, **PHASED_SIZES.get(kind, {}),
+                                                  **self.phased_sizes.get(kind, {})})  # fmt: skip
+
+    @property
+    def phased_limit_s(self) -> float:
+        """The seconds a sweep's phased trial is given for all its phases, as a streaming one is for its
+        warm-up and measuring: a phase that has not ended by its share reports the rate of what it did.
+        (A directory study's trials run every entry: the study is the size.)"""
+        return self.plan.timing.warmup_s + self.plan.timing.max_measure_s
 
     @property
     def phased_cap_s(self) -> float:
         """How long a phased trial may take before it counts as stuck: ten times the measuring cap, or
-        for a directory study's trial (a million creates and deletes) 10 ms per entry."""
+        for a directory study's trial (a million creates and deletes) 10 ms per entry. Its phases end
+        by phased_limit_s and an operation in flight; the cleanup after them is waited for apart
+        (app.runner.agent_handle: as long as removing what they left takes)."""
         return max(10.0 * self.plan.timing.max_measure_s, 300.0, self.entries * STUDY_S_PER_ENTRY if self.dirs else 0.0)
 
     def to_json(self) -> dict[str, Any]:

@@ -21,6 +21,9 @@ so the same thing reads the same wherever the admin meets it. The rules:
   mount`` (nfs-tuner's own), ``the whole client`` (host-wide), ``both ends of the link`` (``where_text``).
 - A sentence about one host starts with its name, once: ``nfs1: connection … refused``
   (``about_host``).
+- A phased figure whose phases ended at their time limit says so: a cell ``1,234 ops/s
+  (time-limited)``, a trial's line ``create and delete ended at their share of the 1 min 05 s
+  limit: the rate of what they completed``.
 - Fairness between clients: shares largest first (``client1 69 %, client2 31 %``), a
   ratio ``2.1×``, a table cell ``2.2×, Jain 0.87``, and on a trial's line, only beyond the
   noise, ``clients 2.2×, Jain 0.87`` (app.vocabulary.fairness).
@@ -71,7 +74,7 @@ from app.vocabulary.knobs import (
     where_text,
 )
 from app.vocabulary.stored import data_text
-from app.vocabulary.times import date_text, duration_text, pace_note, planned_text
+from app.vocabulary.times import TIME_LIMITED, date_text, duration_text, pace_note, planned_text, time_limited_text
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
     WORKLOAD_WORDS,
@@ -82,12 +85,13 @@ from app.vocabulary.workloads import (
 )
 
 __all__ = [
-    "about_host", "where_text", "pace_note", "planned_text", "BYTES", "GOAL_TITLES", "OPS", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
+    "about_host", "where_text", "pace_note", "planned_text",
+    "BYTES", "GOAL_TITLES", "OPS", "TIME_LIMITED", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
     "fairness_sentences", "late_text", "lowest_text",
     "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",
     "memory_text", "percent_text", "setting_text", "signed_figure_text",
-    "signed_percent_text", "signed_range_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
+    "signed_percent_text", "signed_range_text", "time_limited_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
     "workload_id", "workload_label",
 ]  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 
 from app.vocabulary.figures import MISSING
 
@@ -37,3 +38,18 @@ def date_text(t: float | None) -> str:
     if t is None or not math.isfinite(t):
         return MISSING
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
+TIME_LIMITED = "time-limited"  # a phased figure's mark in a table cell: the rate of what completed
+
+
+def time_limited_text(phases: Sequence[str], limit_s: float | None = None) -> str:
+    """Why a phased trial's figure is the rate of what completed: 'create and delete ended at their share of
+    the 1 min 05 s limit: the rate of what they completed'; '' when no phase ended at its limit."""
+    names = [str(p) for p in phases]
+    if not names:
+        return ""
+    which = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    limit = f"the {duration_text(limit_s)} limit" if limit_s is not None and math.isfinite(limit_s) else "the time limit"
+    their, they = ("its", "it") if len(names) == 1 else ("their", "they")
+    return f"{which} ended at {their} share of {limit}: the rate of what {they} completed"

@@ -312,6 +312,18 @@ def test_even_clients_add_nothing_to_a_tile(qtbot) -> None:  # type: ignore[no-u
     assert even_grid == plain_grid
 
 
+def test_a_tile_says_its_figure_is_the_rate_of_what_completed(qtbot) -> None:  # type: ignore[no-untyped-def]
+    strip = TrialStrip()
+    qtbot.addWidget(strip)
+    cut = TrialFinished(1, 1, {"export_sync": "sync"}, "small_files", "ok", 12.0, unit="ops/s", limited=("create",),
+                        time_limit_s=65.0)  # fmt: skip
+    whole = TrialFinished(1, 2, {"export_sync": "async"}, "small_files", "ok", 1234.0, unit="ops/s")
+    tile, plain = strip.add(cut), strip.add(whole)
+    assert tile.text().split("\n")[2] == "12 ops/s (time-limited)" and plain.text().split("\n")[2] == "1,234 ops/s"
+    assert "create ended at its share of the 1 min 05 s limit: the rate of what it completed" in tile.toolTip()
+    assert "limit" not in plain.toolTip()
+
+
 def test_back_to_plan_after_a_cancel_and_run_again(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
     window = start_slow_run(qtbot, session, tmp_path)
     wizard = window.wizard
