@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from app.hosts import HostConnection, HostError, HostPool
-from app.hosts.errors import HOST_GONE
+from app.hosts.errors import HOST_GONE, CommandTimeout
 from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan, fired_report, forget, restored_ids
 from app.knobs.model import Applied, InvalidValue, KnobError, ReadOnlyHost, Step, Value
 from app.knobs.targets import Target, describe_step
@@ -25,6 +25,7 @@ from app.store.states import JournalState
 
 log = logging.getLogger(__name__)
 REVERT_BOUND = 45.0  # seconds one change's putting back may take before its host counts as not answering
+APPLY_BOUND = 60.0  # seconds one change may take (a mount, an nfsd restart's own waits are within it)
 
 
 @dataclass
@@ -98,6 +99,14 @@ class ChangeJournal:
         state.stale = False
 
     async def apply(self, host: str, target: Target, value: Value) -> Applied:
+        """Make one change (see the module's docstring); a host that does not finish it within APPLY_BOUND
+        seconds (gone, or frozen with its connection up) counts as not answering: CommandTimeout names it."""
+        try:
+            return await asyncio.wait_for(self._apply(host, target, value), APPLY_BOUND)
+        except TimeoutError:
+            raise CommandTimeout(host, f"changing {target.spec.name} on {target.target}", APPLY_BOUND) from None
+
+    async def _apply(self, host: str, target: Target, value: Value) -> Applied:
         problem = target.spec.validity.problem(value) if target.spec.name != "test_mount" else None
         if problem:
             raise InvalidValue(f"{target.spec.name} on {host}: {problem}")

@@ -41,6 +41,9 @@ LITERAL: dict[str, str | None] = {
     "nfs-tuner helper --server NAME": "nfs-tuner helper --server nfs1",  # the rendered helper's SERVERS line
     "nfs-tuner helper --server %s": "nfs-tuner helper --server nfs1",  # the helper's refusal of a server
     "nfs-tuner journal": "nfs-tuner journal",  # the helper's refusal: too many switch directories left
+    "nfs-tuner completion bash": "nfs-tuner completion bash",  # each completion script's own header says
+    "nfs-tuner completion zsh": "nfs-tuner completion zsh",  # how it was made
+    "nfs-tuner completion fish": "nfs-tuner completion fish",
     # The helper's contract names the option a server is rendered in with (the line above runs it whole);
     # its text is part of the helper's digest, which every installed helper is checked against.
     "nfs-tuner helper --server": None,

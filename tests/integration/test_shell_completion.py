@@ -126,5 +126,5 @@ def test_fish_completes_knobs_commands_hosts_and_choices(home: Path) -> None:
     assert "rsize=1048576" in _fish(home, "nfs-tuner sweep --knob rsize=1")
     assert _fish(home, "nfs-tuner sess") == ["sessions"]
     assert _fish(home, "nfs-tuner sweep --server ") == ["client1", "nfs1"]
-    assert _fish(home, "nfs-tuner sweep --strategy ") == ["adaptive", "grid", "ofat"]
+    assert _fish(home, "nfs-tuner sweep --strategy ") == ["adaptive", "grid", "guided", "ofat"]
     assert _fish(home, "nfs-tuner journal ") == ["check", "dismiss", "list", "revert"]

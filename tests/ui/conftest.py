@@ -6,6 +6,8 @@ The wizard runs on the real application layer (app.session) over simulated hosts
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +51,8 @@ def loop(qapp: QApplication) -> Iterator[QEventLoop]:
 def session(qtbot, loop: QEventLoop, tmp_path: Path) -> Iterator[TuningSession]:  # type: ignore[no-untyped-def]
     """The application layer over simulated hosts that run 200 times faster than real ones."""
     s = TuningSession(Store(tmp_path / "s.db"), SimulatedHosts(speed=200.0), log_path=tmp_path / "nfs-tuner.log")
+    # a host taken away by a test is asked about at once (real seconds of waiting for it buy nothing here)
+    s.plan_defaults = replace(s.plan_defaults, host_wait_s=0.0)
     yield s
     if s.running:  # a test left a run going: end it as closing the window would, every change put back
         ending = asyncio.ensure_future(s.cancel_and_revert())
