@@ -141,10 +141,19 @@ def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy:
     if knobs and any(r.step == SCREEN for r in runs):
         screened = screen(Board([r for r in runs if r.step == SCREEN], w, policy), knobs, today, confidence)
     cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence)
-    elim = eliminate(Board(runs, w, policy), cand, today, confidence) if cand is not None else None
+    elim = eliminate(Board(fresh(runs, cand, today), w, policy), cand, today, confidence) if cand is not None else None
     chosen = elim.final if elim is not None and elim.done else None
     conf = confirmation(runs, chosen, today, w, confidence) if chosen is not None and chosen != today else None
     return Outcome(today, screened, cand, elim, conf)
+
+
+def fresh(runs: Sequence[Run], cand: Config | None, today: Config) -> list[Run]:
+    """The runs the put-back checks judge on: the candidate's own search runs left out, so it is measured
+    afresh. Those runs made it the best of many configurations, so they read high (the winner's curse), and
+    every change of it would look as if it gained: a knob with no effect at all kept its place."""
+    if cand is None or cand == today:
+        return list(runs)
+    return [r for r in runs if not (r.config == cand and r.step in SEARCH_STEPS)]
 
 
 @dataclass
@@ -167,7 +176,8 @@ class AttributeStep:
         for c in elim.wanted:  # relative to the round's configuration (elim.final while it runs)
             back = [k for k in changed_knobs(elim.final, self.today) if str(c[k]) == str(self.today[k])]
             labels[c] = f"{', '.join(back)} put back" if back else "the configuration checked"
-        return _asks(self.name, Board(runs, self.workloads, self.policy), elim.wanted, labels)
+        board = Board(fresh(runs, outcome.candidate, self.today), self.workloads, self.policy)
+        return _asks(self.name, board, elim.wanted, labels)
 
 
 @dataclass

@@ -14,8 +14,9 @@ The rules, in words the evidence repeats:
 - Candidate: of the configurations measured with at least two ok runs per workload,
   the best on the joint figure (the geometric mean of its workloads' figures) on which
   no workload is worse than today's beyond the noise.
-- Put-back checks (backward elimination): each changed knob is put back to today's value
-  alone; its own gain is the candidate's joint figure over that configuration's. Every
+- Put-back checks (backward elimination): the candidate is measured afresh (the runs that
+  made it the best read high); each changed knob is put back to today's value alone; its
+  own gain is the candidate's joint figure over that configuration's. Every
   changed knob must gain beyond the noise (one-sided, Holm over the changed knobs at
   the plan's confidence); while one does not, the weakest is put back for good and the
   rest checked again. What stays is the minimal change.
