@@ -145,6 +145,12 @@ def _check(board: Board, config: Config, knob: str, today: Config) -> KnobCheck:
                      {w: board.versus(config, back, w) for w in board.workloads})  # fmt: skip
 
 
+def _settled(board: Board, config: Config) -> bool:
+    """Measured as the noise rule wants, as the search's configurations are: runs repeated while they disagree
+    (a stalled run among two would otherwise be judged on a spread of one degree of freedom), or given up."""
+    return not any(board.needs(config, w) for w in board.workloads)
+
+
 def eliminate(board: Board, start: Config, today: Config, confidence: float) -> Elimination:
     """Backward elimination from ``start``: put back the weakest knob while one gains within the noise."""
     current = start
@@ -154,8 +160,8 @@ def eliminate(board: Board, start: Config, today: Config, confidence: float) -> 
         changed = changed_knobs(current, today)
         if not changed:
             return Elimination(start, current, checks, (), rounds)
-        needed = [back for k in changed if not board.measured(back := put_back(current, k, today))]
-        if not board.measured(current):
+        needed = [back for k in changed if not _settled(board, back := put_back(current, k, today))]
+        if not _settled(board, current):
             needed.insert(0, current)
         if needed:
             return Elimination(start, current, checks, tuple(dict.fromkeys(needed)), rounds)
