@@ -22,7 +22,7 @@ The rules, in words the evidence repeats:
   rest checked again. What stays is the minimal change.
 - Confirmation: the minimal change and today's configuration run alternately, one
   after the other, at least three pairs; the gain is the mean of the pairs' log ratios
-  with its t interval. Beyond the noise (its interval above no change) and no workload
+  with its t interval (a pair's spread at least the sweep's pooled noise of two runs). Beyond the noise (its interval above no change) and no workload
   worse beyond the noise: confirmed. Otherwise today's settings stay.
 """
 
@@ -223,8 +223,14 @@ def confirm_runs(runs: Sequence[Run]) -> list[Run]:
 def confirmation(runs: Sequence[Run], chosen: Config, today: Config, workloads: Sequence[str],
                  confidence: float) -> Confirmation:  # fmt: skip
     """Pair the confirmation's ok runs per workload in order (the i-th of today's with the i-th of the
-    choice's); the joint pair is the mean of the workloads' log ratios of that pair."""
+    choice's); the joint pair is the mean of the workloads' log ratios of that pair. A pair's spread is
+    taken to be at least what the sweep's pooled noise gives two independent runs."""
     mine = [r for r in confirm_runs(runs) if r.config in (chosen, today)]
+    sweep = Board(runs, workloads)
+    pools = {w: sweep.pool(w) for w in workloads}
+    floors = {w: (2.0 * var, df) if var is not None else (0.0, 0) for w, (var, df) in pools.items()}
+    joint_floor = math.fsum(f for f, _ in floors.values()) / len(workloads) ** 2 if workloads else 0.0
+    joint_df = min((df for _, df in floors.values()), default=0)
     per: dict[str, list[float]] = {}
     for w in workloads:
         base = [r.value for r in mine if r.workload == w and r.config == today and r.value is not None]
@@ -233,7 +239,8 @@ def confirmation(runs: Sequence[Run], chosen: Config, today: Config, workloads: 
     n = min((len(v) for v in per.values()), default=0)
     joint = [math.fsum(per[w][i] for w in workloads) / len(workloads) for i in range(n)]
     broken = sum(1 for r in mine if r.value is None)
-    return Confirmation(chosen, today, paired(joint), {w: paired(v) for w, v in per.items()}, confidence, broken)
+    return Confirmation(chosen, today, paired(joint, joint_floor, joint_df),
+                        {w: paired(v, *floors[w]) for w, v in per.items()}, confidence, broken)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
