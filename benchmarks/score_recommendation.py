@@ -49,7 +49,8 @@ Printed per grid × strategy:
   reach      the truly best configuration the sweep measured with ≥ 2 ok runs per workload
              / the true best, worst over seeds: what the rule could have picked
   changed    seeds whose recommendation changes something
-  inert      inert knobs the recommendation changes, summed over seeds (goal 0)
+  inert      inert knobs the recommendation changes / inert knobs the candidate changed (the
+             put-back checks had to put them back), summed over seeds (goal 0)
   idle       changed knobs whose own true gain in the recommended configuration (it against
              the same with that knob put back) is under 1 %, summed over seeds
   cover      of the confirmed recommendations, how often the confirmation's 95 % interval
@@ -406,6 +407,7 @@ class Outcome:
     changed: bool
     status: str
     inert: int  # inert knobs changed
+    inert_tested: int  # inert knobs the candidate changed: the put-back checks judged them
     idle: int  # changed knobs whose own true gain in the recommendation is under NO_EFFECT
     covered: bool | None  # the confirmation's interval holds the true gain (None: no confirmation)
     confirmed: bool  # the confirmation held: the change is recommended
@@ -464,6 +466,7 @@ def score_seed(source: Source, strategy: str, seed: int) -> Outcome:
                 default=0.0) / best_v  # fmt: skip
     changes = changed_knobs(chosen, today)
     inert = sum(1 for k in changes if k in inst.inert)
+    tested = sum(1 for k in changed_knobs(Config(rec.candidate), today) if k in inst.inert) if rec.candidate else 0
     idle = sum(1 for k in changes if (g := inst.gain(chosen, chosen.replace(k, today[k]))) is not None and g < NO_EFFECT)
     covered = curse_after = None
     conf = rec.confirmation
@@ -490,7 +493,7 @@ def score_seed(source: Source, strategy: str, seed: int) -> Outcome:
     tags = [t for t, hit in (("kept-default", kept["2sd"]), ("worse-change", worse["2sd"]), ("inert", inert),
                              ("below-95%", quality < 0.95), ("not-covered", covered is False)) if hit]  # fmt: skip
     note = f"[{', '.join(tags)}] {_explain(inst, rec, chosen, runs, policy)}" if tags else ""
-    return Outcome(quality, reach, not is_default, rec.status, inert, idle, covered, confirmed,
+    return Outcome(quality, reach, not is_default, rec.status, inert, tested, idle, covered, confirmed,
                    curse_before, curse_after, beats, kept, worse, len(runs), spent / full, broken, note)  # fmt: skip
 
 
@@ -567,6 +570,13 @@ class Row:
         return min(o.reach for o in self.outcomes)
 
     @property
+    def below(self) -> tuple[int, int]:
+        """Seeds recommending under 95 % of the best: (the sweep never measured a configuration within 5 % of it,
+        it had and the rule chose otherwise)."""
+        low = [o for o in self.outcomes if o.quality < 0.95]
+        return sum(1 for o in low if o.reach < 0.95), sum(1 for o in low if o.reach >= 0.95)
+
+    @property
     def changed(self) -> int:
         return sum(o.changed for o in self.outcomes)
 
@@ -577,6 +587,10 @@ class Row:
     @property
     def inert(self) -> int:
         return sum(o.inert for o in self.outcomes)
+
+    @property
+    def inert_tested(self) -> int:
+        return sum(o.inert_tested for o in self.outcomes)
 
     @property
     def idle(self) -> int:
@@ -647,13 +661,13 @@ def _pct(k: int, n: int) -> str:
 def table(rows: Sequence[Row]) -> list[str]:
     w = max([16, *(len(r.grid) for r in rows)])
     head = (f"{'grid':{w}} {'strategy':8} {'seeds':>5} {'rec/best worst':>14} {'mean':>6} {'reach':>6} {'changed':>7}"
-            f" {'inert':>5} {'idle':>4} {'cover':>11} {'all':>11} {'curse before':>12} {'after':>11}"
+            f" {'inert':>7} {'idle':>4} {'cover':>11} {'all':>11} {'curse before':>12} {'after':>11}"
             f" {'kept-def 2σ':>11} {'5%':>7} {'worse 2σ':>8} {'5%':>4} {'trials':>6} {'time':>5} {'max':>5}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r.grid:{w}} {r.strategy:8} {r.seeds:>5} {r.quality_worst:>14.1%} {r.quality_mean:>6.1%}"
-            f" {r.reach_worst:>6.1%} {r.changed:>7} {r.inert:>5} {r.idle:>4} {_pct(*r.covered):>11}"
+            f" {r.reach_worst:>6.1%} {r.changed:>7} {f'{r.inert}/{r.inert_tested}':>7} {r.idle:>4} {_pct(*r.covered):>11}"
             f" {_pct(*r.covered_all):>11} {_pct(*r.curse_before):>12} {_pct(*r.curse_after):>11}"
             f" {'/'.join(map(str, r.kept_default('2sd'))):>11} {'/'.join(map(str, r.kept_default('5%'))):>7}"
             f" {r.worse_change('2sd'):>8} {r.worse_change('5%'):>4} {r.trials_mean:>6.0f} {r.time_mean:>5.0%}"
@@ -675,14 +689,20 @@ def verdicts(rows: Sequence[Row]) -> list[str]:
 
     n = len(rows)
     k, m = _sum([r.covered for r in rows])
+    inert = (sum(r.inert for r in rows), sum(r.inert_tested for r in rows))
+    unreached, passed = _sum([r.below for r in rows])
     before, after = _sum([r.curse_before for r in rows]), _sum([r.curse_after for r in rows])
     out = [
-        line("(a) inert knobs changed = 0", [f"{r.grid}/{r.strategy} {r.inert}" for r in rows if r.inert], n),
+        line("(a) inert knobs changed = 0", [f"{r.grid}/{r.strategy} {r.inert}" for r in rows if r.inert], n,
+             f" (overall {_pct(*inert)} of the inert knobs the candidates changed; a put-back check's own error"
+             f" rate is {(1 - CONFIDENCE) / 2:.1%})"),
         line("(b) confirmed interval holds the true gain ≥ 90 %",
              [f"{r.grid}/{r.strategy} {_pct(*r.covered)}" for r in rows if r.covered[1] and r.covered[0] < 0.9 * r.covered[1]],
              n, f" (overall {_pct(k, m)})"),
         line("(c) recommended ≥ 95 % of the true best at worst",
-             [f"{r.grid}/{r.strategy} {r.quality_worst:.1%}" for r in rows if r.quality_worst < 0.95], n),
+             [f"{r.grid}/{r.strategy} {r.quality_worst:.1%}" for r in rows if r.quality_worst < 0.95], n,
+             f" (seeds under 95 %: {unreached} where the sweep never measured a configuration within 5 % of the best,"
+             f" {passed} where it had; of {sum(r.seeds for r in rows)})"),
         f"(d) winner's curse (reported gain above the truth beyond its interval): before, the sweep's own estimate of "
         f"its best {_pct(*before)}; after, the confirmation's {_pct(*after)}",
     ]  # fmt: skip
@@ -697,6 +717,8 @@ def verdicts(rows: Sequence[Row]) -> list[str]:
 
 
 def notes(rows: Sequence[Row], limit: int = 3) -> list[str]:
+    if limit <= 0:
+        return []
     out = []
     for r in rows:
         cases = [(i, o) for i, o in enumerate(r.outcomes) if o.note]
@@ -735,7 +757,7 @@ def main() -> None:
     print(f"{args.seeds} seeds per grid × strategy; the same current configurations for every strategy;"
           f" {MIN_RUNS}-{MAX_RUNS} runs per configuration, {CONFIDENCE:.0%} confidence")
     print("rec/best, reach: true joint figures against the true best (the best losing ≤ 1 % on no workload);"
-          " inert: inert knobs changed; idle: changed knobs with an own true gain < 1 %")
+          " inert: inert knobs changed / changed in the candidates; idle: changed knobs with an own true gain < 1 %")
     print("cover: the confirmed interval holds the true gain (all: of every confirmation run); curse: the reported"
           " gain's interval lies above the true gain (before: the sweep's best; after: the confirmation)")
     print("kept-def k/n: today's kept in k of the n seeds where the true best beats it; worse: changes truly worse"
