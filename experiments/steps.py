@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from experiments.board import CONFIRM, Ask, Board, Run
+from experiments.noise import Versus
 from experiments.plan import Config, Plan, Value
 from experiments.statistics import RepeatPolicy
 from experiments.strategies import CoordinateStrategy, Strategy, TrialResult, make_strategy
@@ -103,7 +104,10 @@ class ScreenStep:
 
 @dataclass
 class RefineStep:
-    """A coordinate search over the knobs screening found moving the figure, the others held at today's."""
+    """A coordinate search over the knobs screening found moving the figure, the others held at today's; then,
+    while it finds better, every knob probed at its extremes in the best configuration so far and searched from
+    there if a probe beats it: a knob can matter only once another has changed (readahead at a large rsize,
+    not at 8 KiB), or at a value the first search passed over before the other knobs moved."""
 
     knobs: Mapping[str, tuple[Value, ...]]
     today: Config
@@ -121,16 +125,34 @@ class RefineStep:
                           self.today, self.confidence)  # fmt: skip
         return [k for k, s in screened.items() if s.moves]
 
+    def _search(self, runs: Sequence[Run], free: Sequence[str], start: Config) -> list[Ask]:
+        knobs = {k: (v if k in free else (start[k],)) for k, v in self.knobs.items()}
+        # no diagonal check: the put-back checks and the confirmation judge the combination
+        strategy = CoordinateStrategy(knobs, start, self.seed, min_gain=self.min_gain, max_passes=self.passes,
+                                      interactions=False)  # fmt: skip
+        return SearchStep(strategy, self.workloads, self.policy, name=self.name).next(runs)
+
     def next(self, runs: Sequence[Run]) -> list[Ask]:
         moving = self.moving(runs)
         if not moving:
             return []
-        knobs = {k: (v if k in moving else (self.today[k],)) for k, v in self.knobs.items()}
-        # one pass, no diagonal check: the put-back checks and the confirmation judge the combination
-        strategy = CoordinateStrategy(knobs, self.today, self.seed, min_gain=self.min_gain, max_passes=self.passes,
-                                      interactions=False)  # fmt: skip
-        search = SearchStep(strategy, self.workloads, self.policy, name=self.name)
-        return search.next(runs)
+        if asks := self._search(runs, moving, self.today):
+            return asks
+        board = Board([r for r in runs if r.step in SEARCH_STEPS], self.workloads, self.policy)
+        best = max((c for c in board.configs() if board.usable(c)), key=board.score, default=self.today)
+        probes = {best.replace(k, v): f"screening {k}={v} in the best configuration so far"
+                  for k, values in self.knobs.items() for v in probe_values(values, best[k])}  # fmt: skip
+        if asks := _asks(self.name, board, list(probes), probes):
+            return asks
+        # only a probe better than the best counts: the best's runs are what made it the best, so they read
+        # high and every other probe would seem to move the figure (down)
+        better = [k for k, s in screen(board, self.knobs, best, self.confidence).items()
+                  if any(_better(v, self.confidence) for p in s.probes for v in (p.joint, *p.per_workload.values()))]
+        return self._search(runs, better, best) if better else []
+
+
+def _better(v: Versus | None, confidence: float) -> bool:
+    return v is not None and v.ratio_interval(confidence)[0] > 0.0
 
 
 def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy: RepeatPolicy, confidence: float,
