@@ -645,7 +645,9 @@ def score(sources: Sequence[Source], seeds: int, strategies: Sequence[str] = STR
         for i, src, s in tasks:
             rows[i].outcomes = _chunk(src, s, range(seeds))
         return rows
-    parts = max(1, min(seeds, 4 * jobs // max(1, len(tasks)) + 1))
+    # chunks of about 10 seeds: a grid × strategy costs from 0.01 s to 1 s a seed, and one left to the end
+    # would keep a worker busy while the others wait
+    parts = max(1, min(seeds, max(4 * jobs // max(1, len(tasks)) + 1, seeds // 10)))
     bounds = [range(seeds * p // parts, seeds * (p + 1) // parts) for p in range(parts)]
     with ProcessPoolExecutor(jobs) as pool:
         futures = [(i, pool.submit(_chunk, src, s, list(b))) for i, src, s in tasks for b in bounds]
