@@ -152,8 +152,12 @@ class Paired:
         return self.interval(confidence)[1] < 0.0
 
 
-def paired(log_ratios: Sequence[float]) -> Paired:
-    """The paired estimate from each pair's log(candidate / reference)."""
+def paired(log_ratios: Sequence[float], floor: float = 0.0, floor_df: int = 0) -> Paired:
+    """The paired estimate from each pair's log(candidate / reference).
+
+    ``floor``: the least variance one pair's log ratio is taken to have, known from elsewhere with
+    ``floor_df`` degrees of freedom (the session's pooled noise): three pairs that happen to agree
+    closely would otherwise read as a precise estimate, and a 1 % difference as beyond the noise."""
     n = len(log_ratios)
     if n == 0:
         return Paired(0, 0.0, math.inf, 0)
@@ -161,6 +165,8 @@ def paired(log_ratios: Sequence[float]) -> Paired:
     if n < 2:
         return Paired(1, mean, math.inf, 0)
     var = math.fsum((x - mean) ** 2 for x in log_ratios) / (n - 1)
+    if var < floor:
+        return Paired(n, mean, math.sqrt(floor / n), max(n - 1, floor_df))
     return Paired(n, mean, math.sqrt(var / n), n - 1)
 
 

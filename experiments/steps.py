@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from experiments.board import CONFIRM, Ask, Board, Run
+from experiments.noise import Versus
 from experiments.plan import Config, Plan, Value
 from experiments.statistics import RepeatPolicy
 from experiments.strategies import CoordinateStrategy, Strategy, TrialResult, make_strategy
@@ -103,7 +104,10 @@ class ScreenStep:
 
 @dataclass
 class RefineStep:
-    """A coordinate search over the knobs screening found moving the figure, the others held at today's."""
+    """A coordinate search over the knobs screening found moving the figure, the others held at today's; then
+    every knob probed at its extremes in the best configuration that search measured, and searched from there
+    if a probe beats it: a knob can matter only once another has changed (readahead at a large rsize, not at
+    8 KiB), or at a value the first search passed over before the other knobs moved."""
 
     knobs: Mapping[str, tuple[Value, ...]]
     today: Config
@@ -121,16 +125,41 @@ class RefineStep:
                           self.today, self.confidence)  # fmt: skip
         return [k for k, s in screened.items() if s.moves]
 
+    def _search(self, runs: Sequence[Run], free: Sequence[str], start: Config) -> list[Ask]:
+        knobs = {k: (v if k in free else (start[k],)) for k, v in self.knobs.items()}
+        # no diagonal check: the put-back checks and the confirmation judge the combination
+        strategy = CoordinateStrategy(knobs, start, self.seed, min_gain=self.min_gain, max_passes=self.passes,
+                                      interactions=False)  # fmt: skip
+        return SearchStep(strategy, self.workloads, self.policy, name=self.name).next(runs)
+
     def next(self, runs: Sequence[Run]) -> list[Ask]:
         moving = self.moving(runs)
         if not moving:
             return []
-        knobs = {k: (v if k in moving else (self.today[k],)) for k, v in self.knobs.items()}
-        # one pass, no diagonal check: the put-back checks and the confirmation judge the combination
-        strategy = CoordinateStrategy(knobs, self.today, self.seed, min_gain=self.min_gain, max_passes=self.passes,
-                                      interactions=False)  # fmt: skip
-        search = SearchStep(strategy, self.workloads, self.policy, name=self.name)
-        return search.next(runs)
+        if asks := self._search(runs, moving, self.today):
+            return asks
+        board = Board([r for r in runs if r.step in SEARCH_STEPS], self.workloads, self.policy)
+        # the best of the first search's configurations (those that change only the moving knobs), not of all:
+        # probing again around every better configuration found would go on round after round, for 5 %
+        # more trials and no better choice in the scores (benchmarks/score_recommendation.py)
+        domain = [c for c in board.configs() if board.usable(c)
+                  and all(str(c[k]) == str(self.today[k]) for k in self.knobs if k not in moving)]  # fmt: skip
+        best = max(domain, key=board.score, default=self.today)
+        if best == self.today:
+            return []  # the probes around today's settings were the screening's
+        probes = {best.replace(k, v): f"screening {k}={v} in the refined configuration"
+                  for k, values in self.knobs.items() for v in probe_values(values, best[k])}  # fmt: skip
+        if asks := _asks(self.name, board, list(probes), probes):
+            return asks
+        # only a probe better than the best counts: the best's runs are what made it the best, so they read
+        # high and every other probe would seem to move the figure (down)
+        better = [k for k, s in screen(board, self.knobs, best, self.confidence).items()
+                  if any(_better(v, self.confidence) for p in s.probes for v in (p.joint, *p.per_workload.values()))]
+        return self._search(runs, better, best) if better else []
+
+
+def _better(v: Versus | None, confidence: float) -> bool:
+    return v is not None and v.ratio_interval(confidence)[0] > 0.0
 
 
 def checking(policy: RepeatPolicy) -> RepeatPolicy:
@@ -147,10 +176,20 @@ def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy:
     if knobs and any(r.step == SCREEN for r in runs):
         screened = screen(Board([r for r in runs if r.step == SCREEN], w, policy), knobs, today, confidence)
     cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence, p99_cap=p99_cap)
-    elim = eliminate(Board(runs, w, checking(policy)), cand, today, confidence) if cand is not None else None
+    elim = (eliminate(Board(fresh(runs, cand, today), w, checking(policy)), cand, today, confidence)
+            if cand is not None else None)  # fmt: skip
     chosen = elim.final if elim is not None and elim.done else None
     conf = confirmation(runs, chosen, today, w, confidence) if chosen is not None and chosen != today else None
     return Outcome(today, screened, cand, elim, conf)
+
+
+def fresh(runs: Sequence[Run], cand: Config | None, today: Config) -> list[Run]:
+    """The runs the put-back checks judge on: the candidate's own search runs left out, so it is measured
+    afresh. Those runs made it the best of many configurations, so they read high (the winner's curse), and
+    every change of it would look as if it gained: a knob with no effect at all kept its place."""
+    if cand is None or cand == today:
+        return list(runs)
+    return [r for r in runs if not (r.config == cand and r.step in SEARCH_STEPS)]
 
 
 @dataclass
@@ -174,7 +213,8 @@ class AttributeStep:
         for c in elim.wanted:  # relative to the round's configuration (elim.final while it runs)
             back = [k for k in changed_knobs(elim.final, self.today) if str(c[k]) == str(self.today[k])]
             labels[c] = f"{', '.join(back)} put back" if back else "the configuration checked"
-        return _asks(self.name, Board(runs, self.workloads, checking(self.policy)), elim.wanted, labels)
+        board = Board(fresh(runs, outcome.candidate, self.today), self.workloads, checking(self.policy))
+        return _asks(self.name, board, elim.wanted, labels)
 
 
 @dataclass

@@ -14,14 +14,15 @@ The rules, in words the evidence repeats:
 - Candidate: of the configurations measured with at least two ok runs per workload,
   the best on the joint figure (the geometric mean of its workloads' figures) on which
   no workload is worse than today's beyond the noise.
-- Put-back checks (backward elimination): each changed knob is put back to today's value
-  alone; its own gain is the candidate's joint figure over that configuration's. Every
+- Put-back checks (backward elimination): the candidate is measured afresh (the runs that
+  made it the best read high); each changed knob is put back to today's value alone; its
+  own gain is the candidate's joint figure over that configuration's. Every
   changed knob must gain beyond the noise (one-sided, Holm over the changed knobs at
   the plan's confidence); while one does not, the weakest is put back for good and the
   rest checked again. What stays is the minimal change.
 - Confirmation: the minimal change and today's configuration run alternately, one
   after the other, at least three pairs; the gain is the mean of the pairs' log ratios
-  with its t interval. Beyond the noise (its interval above no change) and no workload
+  with its t interval (a pair's spread at least the sweep's pooled noise of two runs). Beyond the noise (its interval above no change) and no workload
   worse beyond the noise: confirmed. Otherwise today's settings stay.
 """
 
@@ -36,7 +37,7 @@ from experiments.noise import Paired, Versus, holm, log_ratio, paired
 from experiments.plan import Config, Value
 
 MIN_PAIRS = 3
-MAX_PAIRS = 5
+MAX_PAIRS = 8  # while the interval straddles no change with a gain in view: one stalled run among five pairs
 USABLE_RUNS = 2  # ok runs per workload a configuration needs before it can be chosen
 
 
@@ -150,6 +151,12 @@ def _check(board: Board, config: Config, knob: str, today: Config) -> KnobCheck:
                      {w: board.versus(config, back, w) for w in board.workloads})  # fmt: skip
 
 
+def _settled(board: Board, config: Config) -> bool:
+    """Measured as the noise rule wants, as the search's configurations are: runs repeated while they disagree
+    (a stalled run among two would otherwise be judged on a spread of one degree of freedom), or given up."""
+    return not any(board.needs(config, w) for w in board.workloads)
+
+
 def eliminate(board: Board, start: Config, today: Config, confidence: float) -> Elimination:
     """Backward elimination from ``start``: put back the weakest knob while one gains within the noise."""
     current = start
@@ -159,8 +166,8 @@ def eliminate(board: Board, start: Config, today: Config, confidence: float) -> 
         changed = changed_knobs(current, today)
         if not changed:
             return Elimination(start, current, checks, (), rounds)
-        needed = [back for k in changed if not board.measured(back := put_back(current, k, today))]
-        if not board.measured(current):
+        needed = [back for k in changed if not _settled(board, back := put_back(current, k, today))]
+        if not _settled(board, current):
             needed.insert(0, current)
         if needed:
             return Elimination(start, current, checks, tuple(dict.fromkeys(needed)), rounds)
@@ -222,8 +229,14 @@ def confirm_runs(runs: Sequence[Run]) -> list[Run]:
 def confirmation(runs: Sequence[Run], chosen: Config, today: Config, workloads: Sequence[str],
                  confidence: float) -> Confirmation:  # fmt: skip
     """Pair the confirmation's ok runs per workload in order (the i-th of today's with the i-th of the
-    choice's); the joint pair is the mean of the workloads' log ratios of that pair."""
+    choice's); the joint pair is the mean of the workloads' log ratios of that pair. A pair's spread is
+    taken to be at least what the sweep's pooled noise gives two independent runs."""
     mine = [r for r in confirm_runs(runs) if r.config in (chosen, today)]
+    sweep = Board(runs, workloads)
+    pools = {w: sweep.pool(w) for w in workloads}
+    floors = {w: (2.0 * var, df) if var is not None else (0.0, 0) for w, (var, df) in pools.items()}
+    joint_floor = math.fsum(f for f, _ in floors.values()) / len(workloads) ** 2 if workloads else 0.0
+    joint_df = min((df for _, df in floors.values()), default=0)
     per: dict[str, list[float]] = {}
     for w in workloads:
         base = [r.value for r in mine if r.workload == w and r.config == today and r.value is not None]
@@ -232,7 +245,8 @@ def confirmation(runs: Sequence[Run], chosen: Config, today: Config, workloads: 
     n = min((len(v) for v in per.values()), default=0)
     joint = [math.fsum(per[w][i] for w in workloads) / len(workloads) for i in range(n)]
     broken = sum(1 for r in mine if r.value is None)
-    return Confirmation(chosen, today, paired(joint), {w: paired(v) for w, v in per.items()}, confidence, broken)
+    return Confirmation(chosen, today, paired(joint, joint_floor, joint_df),
+                        {w: paired(v, *floors[w]) for w, v in per.items()}, confidence, broken)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
