@@ -15,7 +15,8 @@ from experiments.plan import Plan
 
 def held_problems(choices: PlanChoices, study: str) -> dict[str, str]:
     """A study's (ladder, directory scaling) sweep problems but its knobs', each knob held at one value."""
-    problems = {k: v for k, v in plan_problems(choices).items() if k not in ("knobs", "strategy")}
+    # a study runs its own steps, each once: a sweep's time budget is not its
+    problems = {k: v for k, v in plan_problems(choices).items() if k not in ("knobs", "strategy", "budget")}
     knobs, _ = parse_knobs(choices)
     for knob, values in knobs.items():
         if len(values) != 1:

@@ -69,13 +69,15 @@ def as_study(choices: PlanChoices, kind: StudyKind) -> PlanChoices:
     return choices
 
 
-def study_problems(choices: PlanChoices, study: StudyChoice) -> dict[str, str]:
-    """Everything wrong with ``choices`` for ``study``, by field; empty when they make one."""
+def study_problems(choices: PlanChoices, study: StudyChoice,
+                   baseline: Mapping[str, Value] | None = None) -> dict[str, str]:  # fmt: skip
+    """Everything wrong with ``choices`` for ``study``, by field; empty when they make one
+    (``baseline``: the hosts' values today, which a sweep's time budget counts)."""
     if study.kind is StudyKind.LADDER:
         return ladder_problems(choices, study.max_streams)
     if study.kind is StudyKind.DIRS:
         return dirs_problems(choices, study.entries, study.layouts)
-    return plan_problems(choices)
+    return plan_problems(choices, baseline=baseline)
 
 
 def build_study(choices: PlanChoices, where: Where, study: StudyChoice,
