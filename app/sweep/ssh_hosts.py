@@ -16,7 +16,7 @@ from app.knobs import recovery
 from app.knobs.changes import ChangeJournal
 from app.knobs.recovery import Pending
 from app.runner import TelemetryTarget, WorkloadRunner
-from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
+from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, flush_cost, round_trip, tcp_ceiling
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import Store
 from app.store.records import JournalEntry
@@ -50,6 +50,12 @@ class SshHosts:
 
     async def disk_ceiling(self, server: str, export: str, *, file_size: int, python: str = "python3") -> DiskCeiling:
         return await disk_ceiling(self.pool, server, export, file_size=file_size, python=python)
+
+    async def round_trip(self, client: str, address: str) -> float | None:
+        return await round_trip(self.pool, client, address)
+
+    async def flush_cost(self, server: str, export: str, *, python: str = "python3") -> float | None:
+        return await flush_cost(self.pool, server, export, python=python)
 
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> ChangeJournal:
         return ChangeJournal(store, self.pool, session_id, deadman_timeout=deadman_timeout)
