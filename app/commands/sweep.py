@@ -1,8 +1,9 @@
 """``nfs-tuner sweep``: run a sweep headless, with a progress line and ETA; Ctrl-C cancels and reverts.
 
 The same application layer as the wizard: the hosts are connected (facts, today's
-values), the plan is built from the same PlanChoices and defaults, the engine opens the
-session and puts every change back.
+values), the plan is built from the same PlanChoices and defaults (without ``--knob``, the
+plan the diagnosis proposes: app.commands.sweep_plan), the engine opens the session and
+puts every change back.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.commands import arguments
+from app.commands import arguments, sweep_plan
 from app.events import EventBus, Message
 from app.hosts import HostPool, SshSettings
 from app.knobs.catalog import SPECS
@@ -59,9 +60,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--export", type=arguments.export_path, metavar="PATH",
                    help="the export's path on the server (default: the one the clients mount, else the first exported)")
     p.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V1,V2",
-                   help=f"a knob and its values (repeat); knobs: {', '.join(SPECS)}")
+                   help=f"a knob and its values (repeat; the first kept longest under --budget); knobs: "
+                        f"{', '.join(SPECS)}; without --knob the diagnosis proposes the plan")
     p.add_argument("--workload", type=arguments.workload, action="append", metavar="W",
-                   help=f"seq_read, seq_write, … (repeat; default {', '.join(DEFAULTS.workloads)})")
+                   help=f"seq_read, seq_write, … (repeat; default --use's, or {', '.join(DEFAULTS.workloads)} with "
+                        "--knob)")
+    sweep_plan.add_arguments(p)
     p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
                    help="; ".join(f"{k}: {v}" for k, v in STRATEGY_TEXT.items()) + f" (default {DEFAULTS.strategy})")
     p.add_argument("--repetitions", type=runs, default=low, metavar="N",
@@ -103,11 +107,12 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
                              f"--knob {item.name}=V1,V2")  # fmt: skip
         knobs[item.name] = item.values
     return PlanChoices(
-        knobs=knobs, workloads=tuple(args.workload or DEFAULTS.workloads), strategy=args.strategy,
+        knobs=knobs, workloads=sweep_plan.workloads_from_args(args, DEFAULTS.workloads), strategy=args.strategy,
         repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,
         allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
         goal=_goal_name(args), p99_max_ms=args.p99_max_ms, load_iops=args.load_iops,
+        budget_s=sweep_plan.budget_from_args(args),
     )  # fmt: skip
 
 
@@ -120,9 +125,13 @@ def _goal_name(args: argparse.Namespace) -> str:
     return GoalKind.LOWEST_P99.value if args.load_iops is not None else GoalKind.THROUGHPUT.value
 
 
-def check_choices(choices: PlanChoices) -> None:
-    """Refuse a bad plan before touching any host, in the words the Plan page uses."""
-    if problems := plan_problems(choices):
+def check_choices(choices: PlanChoices, proposed: bool = False) -> None:
+    """Refuse a bad plan before touching any host, in the words the Plan page uses (a ``proposed`` plan's
+    knobs come from the diagnosis)."""
+    problems = plan_problems(choices)
+    if proposed:
+        problems.pop("knobs", None)
+    if problems:
         if "knobs" in problems:
             problems["knobs"] += " (--knob NAME=V1,V2)"
         raise PlanError(problems)
@@ -183,8 +192,11 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
         else:
             for host, role in [(args.server, Role.SERVER), *((c, Role.CLIENT) for c in args.client)]:
                 await session.connect(host, role)
-            await session.run(session.plan(choices_from_args(args), export=args.export,
-                                           server_address=args.server_address))  # fmt: skip
+            args.planned = await sweep_plan.plan_for(session, args, choices_from_args(args),
+                                                     sys.stderr if args.json else sys.stdout)  # fmt: skip
+            if args.dry_run:
+                return 0  # said; nothing changed
+            await session.run(args.planned.spec)
     finally:
         await session.hosts.close()
     assert session.session_id is not None
@@ -194,7 +206,7 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
 def main(args: argparse.Namespace) -> int:
     try:
         if args.resume is None:
-            check_choices(choices_from_args(args))  # refuse a bad plan before touching any host
+            check_choices(choices_from_args(args), sweep_plan.proposed(args))  # refuse a bad plan before touching any host
     except ValueError as exc:
         print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
         return 2
@@ -243,9 +255,17 @@ async def _stoppable(run: Coroutine[Any, Any, int], stopped_by: list[int]) -> in
 
 
 def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
+    planned: sweep_plan.Planned | None = getattr(args, "planned", None)
+    if args.dry_run:
+        if args.json and planned is not None:
+            json.dump({"dry_run": True, **planned.to_json()}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print(sweep_plan.DRY_RUN_DONE)
+        return 0
     trials = store.trials(sid)
     if args.json:
-        json.dump({
+        json.dump({**(planned.to_json() if planned is not None else {}),
             "session": sid, "state": store.get_session(sid).state.value,
             "goal": plan_goal(store.get_session(sid).plan).to_json(),
             "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,
