@@ -37,9 +37,15 @@ PAGE_HELP = {  # by the wizard page's title
         "<p>Measuring loads the hosts but changes no setting. It starts only on Measure baseline; "
         "Stop ends it at once. A failure shows where it stopped and the host's own words.</p>"),
     "Plan": (
-        "<p>Choose the knobs to sweep and the values to try for each (comma-separated, checked against "
-        "what the knob allows), the workloads, the strategy and how often each configuration runs. "
-        "The estimate says how many trials that makes and about how long they take.</p><p>async "
+        "<p>The page opens on the plan the diagnosis proposes: above the knobs, what limits the hosts "
+        "today from the baseline (the share of the network and the disk reached, the round trip, nfsd's "
+        "thread waits, CPU, what a synced write costs on the export); under each knob, why it is ticked "
+        "or not. What the server is for sets the workloads and proposes again. Change anything: the "
+        "reasons stay.</p><p>Choose the knobs to sweep and the values to try for each (comma-separated, "
+        "checked against what the knob allows), the workloads, the strategy and how often each "
+        "configuration runs. The time budget fits the plan: shorter trials and fewer runs first, then "
+        "the lowest-priority knobs are left out, each said. The estimate says how many trials that makes "
+        "and about how long they take; a plan that cannot fit cannot start.</p><p>async "
         "exports are offered only after a warning: a server crash can lose acknowledged writes. "
         "Start run shows what the run changes on each host and starts only when you confirm.</p>"),
     "Run": (
