@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWizard
+from PySide6.QtWidgets import QMessageBox, QWizard
 
 from app.session import TuningSession
 from app.simulated import SimulatedHosts
@@ -129,3 +129,15 @@ def test_a_knob_whose_target_the_server_lacks_is_not_offered(qtbot, loop, tmp_pa
         assert "stripe_cache_size" not in page.choices().knobs
     finally:
         session.store.close()
+
+
+def test_the_async_opt_in_ticks_the_export_and_its_reason_says_so(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _, page = _page(qtbot, session, tmp_path)
+    assert "not ticked without its opt-in" in _reason(page, "export_sync")
+    page.async_box.click()
+    qtbot.waitUntil(lambda: page.async_warning is not None and page.async_warning.isVisible())
+    assert page.async_warning is not None
+    page.async_warning.button(QMessageBox.StandardButton.Yes).click()
+    assert page.checks["export_sync"].isChecked()
+    assert _reason(page, "export_sync") == ("one commit costs 8.50 ms on the export: async acknowledges before the "
+                                            "disk (you opted in; it may lose writes on a crash)")  # fmt: skip

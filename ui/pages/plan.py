@@ -445,6 +445,8 @@ class PlanPage(Page):
                 self.edits[knob.name].setEnabled(on)
                 if not sweep:
                     self._sweep_checks[knob.name] = on
+        if self.proposal is not None:  # its reasons say what the opt-in changes
+            self._propose(tick=False)
         self._changed()
 
     # --- the proposal: the diagnosis's plan, its reasons beside the knobs ---
