@@ -205,6 +205,8 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
 
 def main(args: argparse.Namespace) -> int:
     try:
+        if args.resume is not None and args.dry_run:
+            raise ValueError(sweep_plan.NO_DRY_RESUME)
         if args.resume is None:
             check_choices(choices_from_args(args), sweep_plan.proposed(args))  # refuse a bad plan before touching any host
     except ValueError as exc:

@@ -135,3 +135,8 @@ def test_without_knobs_the_proposed_plan_runs_and_its_json_says_why(
     assert hosts.ceilings == 2  # the baseline's, once per client: the run did not measure them again
     with Store(tmp_path / "s.db") as store:
         assert not store.unreverted_journal()
+
+
+def test_a_dry_run_never_resumes_a_session(hosts: CountingHosts, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _sweep(capsys, tmp_path / "s.db", "--resume", "3", "--dry-run")
+    assert code == 2 and "--dry-run cannot go with --resume" in err and hosts.discovered == 0
