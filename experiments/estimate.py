@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from experiments.plan import Plan
+from experiments.steps import GUIDED_MIN_RUNS
 from experiments.strategies import make_strategy
 from experiments.verdicts import MAX_PAIRS, MIN_PAIRS, probe_values
 
@@ -41,17 +42,19 @@ def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
 def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> DurationEstimate:
     """What the plan will cost; cheap enough to call on every edit in the plan page."""
     w = len(plan.workloads)
+    low, high = plan.min_runs, plan.max_runs
     if plan.strategy == "guided":
         configs, worst_configs = _guided_configs(plan, moving_share)
+        low, high = max(low, GUIDED_MIN_RUNS), max(high, GUIDED_MIN_RUNS)  # as experiments.steps runs it
     else:
         configs = worst_configs = make_strategy(plan).estimated_configs()
     configs += 1  # the put-back checks mostly reuse measured configurations: one more is planned
     worst_configs += len(plan.knobs)
     # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
-    expected_runs = plan.min_runs + (1 if plan.max_runs > plan.min_runs else 0) / 3
+    expected_runs = low + (1 if high > low else 0) / 3
     confirm = 2 * w * (MIN_PAIRS + 0.5)
     trials = configs * w * expected_runs + confirm
-    worst_trials = worst_configs * w * plan.max_runs + 2 * w * MAX_PAIRS
+    worst_trials = worst_configs * w * high + 2 * w * MAX_PAIRS
     seconds = trials * plan.timing.expected_trial_s()
     worst = worst_trials * plan.timing.worst_trial_s()
     capped = plan.time_budget_s is not None and seconds > plan.time_budget_s

@@ -72,6 +72,12 @@ class Timing:
     def worst_trial_s(self) -> float:
         return self.setup_s + self.warmup_s + self.max_measure_s
 
+    def measuring(self, cap_s: float) -> Timing:
+        """These bounds with the measuring capped at ``cap_s``: the warm-up at most a quarter of it, and a
+        steady trial stopping no later than the cap."""
+        return Timing(setup_s=self.setup_s, warmup_s=min(self.warmup_s, cap_s / 4),
+                      min_measure_s=min(self.min_measure_s, cap_s), max_measure_s=cap_s)  # fmt: skip
+
 
 def with_baseline(knobs: Mapping[str, tuple[Value, ...]], baseline: Mapping[str, Value]) -> dict[str, tuple[Value, ...]]:
     """The candidates with each knob's current value among them: what the hosts had is always

@@ -71,3 +71,13 @@ def lab() -> Iterator[LabHandle]:
 def lab_sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder where the lab sweep tests leave their session databases for the review tests."""
     return tmp_path_factory.mktemp("lab-sessions")
+
+
+@pytest.fixture
+def on_profile(lab: LabHandle) -> Iterator[Lab]:
+    """The lab, put back on the profile it had after the test."""
+    before = lab.lab.current_profile()
+    try:
+        yield lab.lab
+    finally:
+        lab.lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)

@@ -24,6 +24,7 @@ from app.knobs.deadman import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from app.knobs.values import BadValue, parse_values
 from app.output_files import is_stdout
 from app.sweep.spec import SWEEPABLE, workload_kind
+from app.vocabulary import parse_duration
 
 SQLITE_MAX = 2**63 - 1  # the largest id or seed the session database stores
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))  # kernel files, never a database or a report
@@ -86,6 +87,17 @@ def knob_assignment(text: str) -> KnobAssignment:
 
 
 WORKLOAD_NAMES = ", ".join(sorted(SWEEPABLE))  # every workload a sweep takes, as its help lists them
+NO_BUDGET = "none"
+
+
+def budget(text: str) -> float:
+    """A time budget in seconds, '45m', '1h30m', '90s', '2h'; 'none' for no budget (infinite)."""
+    if text.strip().lower() == NO_BUDGET:
+        return math.inf
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise _refuse(f"{exc}; or {NO_BUDGET} for no budget") from None
 
 
 def workload(text: str) -> str:

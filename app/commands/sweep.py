@@ -1,8 +1,9 @@
 """``nfs-tuner sweep``: run a sweep headless, with a progress line and ETA; Ctrl-C cancels and reverts.
 
 The same application layer as the wizard: the hosts are connected (facts, today's
-values), the plan is built from the same PlanChoices and defaults, the engine opens the
-session and puts every change back.
+values), the plan is built from the same PlanChoices and defaults (without ``--knob``, the
+plan the diagnosis proposes: app.commands.sweep_plan), the engine opens the session and
+puts every change back.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.commands import arguments
+from app.commands import arguments, sweep_plan
 from app.commands.common import UsageError, open_store
 from app.commands.exit_status import Exit, signalled
 from app.commands.json_out import write_json
@@ -80,9 +81,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--export", type=arguments.export_path, metavar="PATH",
                    help="the export's path on the server (default: the one the clients mount, else the first exported)")
     p.add_argument("--knob", type=arguments.knob_assignment, action="append", default=[], metavar="NAME=V1,V2",
-                   help=f"a knob and its values (repeat); knobs: {', '.join(SPECS)}")
+                   help=f"a knob and its values (repeat; the first kept longest under --budget); knobs: "
+                        f"{', '.join(SPECS)}; without --knob the diagnosis proposes the plan")
     p.add_argument("--workload", type=arguments.workload, action="append", metavar="W",
-                   help=f"a workload: {arguments.WORKLOAD_NAMES} (repeat; default {', '.join(DEFAULTS.workloads)})")
+                   help=f"a workload: {arguments.WORKLOAD_NAMES} (repeat; default --use's, or "
+                        f"{', '.join(DEFAULTS.workloads)} with --knob)")
+    sweep_plan.add_arguments(p)
     p.add_argument("--strategy", choices=list(STRATEGY_TEXT), default=DEFAULTS.strategy,
                    help="; ".join(map(strategy_label, STRATEGY_TEXT)) + f" (default {DEFAULTS.strategy})")
     p.add_argument("--repetitions", type=runs, default=low, metavar="N",
@@ -129,12 +133,13 @@ def choices_from_args(args: argparse.Namespace) -> PlanChoices:
                              f"--knob {item.name}=V1,V2")  # fmt: skip
         knobs[item.name] = item.values
     return PlanChoices(
-        knobs=knobs, workloads=tuple(args.workload or DEFAULTS.workloads), strategy=args.strategy,
+        knobs=knobs, workloads=sweep_plan.workloads_from_args(args, DEFAULTS.workloads), strategy=args.strategy,
         repetitions=int(args.repetitions), max_repetitions=args.max_repetitions, duration_s=args.duration,
         allow_async=args.async_opt_in, allow_restart=args.restart_opt_in, seed=args.seed, file_size=int(args.file_size) * MIB, engine=args.engine,
         link_bps=args.link_mbps * 1e6 if args.link_mbps else None, measure_ceilings=not args.no_ceilings,
         goal=_goal_name(args), p99_max_ms=args.p99_max_ms, load_iops=args.load_iops,
         host_wait_s=float(getattr(args, "host_wait", 120)),
+        budget_s=sweep_plan.budget_from_args(args),
     )  # fmt: skip
 
 
@@ -147,9 +152,13 @@ def _goal_name(args: argparse.Namespace) -> str:
     return GoalKind.LOWEST_P99.value if args.load_iops is not None else GoalKind.THROUGHPUT.value
 
 
-def check_choices(choices: PlanChoices) -> None:
-    """Refuse a bad plan before touching any host, in the words the Plan page uses."""
-    if problems := plan_problems(choices, arguments.OPT_IN_FLAGS):
+def check_choices(choices: PlanChoices, proposed: bool = False) -> None:
+    """Refuse a bad plan before touching any host, in the words the Plan page uses (a ``proposed`` plan's
+    knobs come from the diagnosis)."""
+    problems = plan_problems(choices, arguments.OPT_IN_FLAGS)
+    if proposed:
+        problems.pop("knobs", None)
+    if problems:
         if "knobs" in problems:
             problems["knobs"] += " (--knob NAME=V1,V2)"
         raise PlanError(problems)
@@ -245,8 +254,11 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
             await session.resume(args.resume)
         else:
             await connect_all(session, args)
-            await checked_run(session, session.plan(choices_from_args(args), export=args.export,
-                                                    server_address=args.server_address))  # fmt: skip
+            args.planned = await sweep_plan.plan_for(session, args, choices_from_args(args),
+                                                     sys.stderr if args.json else sys.stdout)  # fmt: skip
+            if args.dry_run:
+                return 0  # said; nothing changed
+            await checked_run(session, args.planned.spec)
     finally:
         await session.hosts.close()
     if session.session_id is None:
@@ -260,13 +272,15 @@ RESUME_TAKES = {"func", "defaults", "resume", "ssh_config", "deadman_timeout", "
 
 def main(args: argparse.Namespace) -> int:
     try:
+        if args.resume is not None and args.dry_run:
+            raise UsageError(sweep_plan.NO_DRY_RESUME)
         if args.resume is not None:
             _resume_alone(args)
         else:
             if not args.server or not args.client:
                 raise UsageError("give the hosts: --server HOST and --client HOST (repeat for several), "
                                  "or --resume ID to go on with a stored session")  # fmt: skip
-            check_choices(choices_from_args(args))  # refuse a bad plan before touching any host
+            check_choices(choices_from_args(args), sweep_plan.proposed(args))  # refuse a bad plan before touching any host
     except (ValueError, UsageError) as exc:
         print(f"nfs-tuner sweep: {exc}", file=sys.stderr)
         return Exit.USAGE
@@ -325,9 +339,16 @@ async def _stoppable(run: Coroutine[Any, Any, int], stopped_by: list[int]) -> in
 
 
 def _done(args: argparse.Namespace, store: Store, sid: int, finished: list[SweepFinished]) -> int:
+    planned: sweep_plan.Planned | None = getattr(args, "planned", None)
+    if args.dry_run:
+        if args.json and planned is not None:
+            write_json("sweep", {"dry_run": True, **planned.to_json()}, sys.stdout)
+        else:
+            print(sweep_plan.DRY_RUN_DONE)
+        return 0
     trials = store.trials(sid)
     if args.json:
-        write_json("sweep", {
+        write_json("sweep", {**(planned.to_json() if planned is not None else {}),
             "session": sid, "state": store.get_session(sid).state.value,
             "goal": plan_goal(store.get_session(sid).plan).to_json(),
             "trials": [{"id": t.id, "config": t.config, "state": t.state.value, "reason": t.reason,

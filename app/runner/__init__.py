@@ -1,6 +1,6 @@
 """Running workloads on the clients over SSH: agents, telemetry, caches, ceilings."""
 
-from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
+from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, flush_cost, round_trip, tcp_ceiling
 from app.runner.caches import drop_caches
 from app.runner.errors import RunError
 from app.runner.fio_handle import FioHandle, find_fio
@@ -23,8 +23,10 @@ __all__ = [
     "client_telemetry",
     "disk_ceiling",
     "drop_caches",
+    "flush_cost",
     "export_devices",
     "path_info",
+    "round_trip",
     "server_telemetry",
     "tcp_ceiling",
 ]

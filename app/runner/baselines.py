@@ -4,6 +4,11 @@ TCP: iperf3 when both ends have it (the standard tool an admin trusts), else the
 agent's tcp_sink on the server and tcp_source on the client. Disk: the agent's
 sequential write (fsync'd) and read (caches dropped) on the server itself, in a fresh
 subdirectory of the export, so NFS and the network are out of the picture.
+
+Beside them, two probes of a second or two each that the diagnosis reads: the round trip
+from a client to the server (ping), and the export's flush cost, what one synced small
+write costs there (the agent's small-file creates, each fsync'd, on the server itself):
+what every commit of a sync export waits for.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 
 from app.events import EventBus
@@ -20,10 +26,14 @@ from app.runner.agent_handle import AgentHandle
 from app.runner.errors import RunError
 from app.runner.run import ClientWork, WorkloadRunner
 from experiments.agent_protocol import AgentEvent, AgentNotice
-from experiments.workloads import MIB, SeqRead, SeqWrite, TcpSink, TcpSource
+from experiments.workloads import KIB, MIB, SeqRead, SeqWrite, SmallFiles, TcpSink, TcpSource
 from app.vocabulary.hosts import host_detail
 
 IPERF_PORT = 5201
+PINGS = 5  # a second's worth at ping's shortest interval for a login (0.2 s)
+FLUSH_FILES = 24  # synced creates the flush probe times: seconds even on a slow disk (60 ms each: 1.5 s)
+FLUSH_CAP_S = 30.0
+_RTT = re.compile(r"= *[0-9.]+/([0-9.]+)/[0-9.]+")  # iputils' "rtt min/avg/max/mdev = …", busybox's "round-trip …"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +133,38 @@ async def disk_ceiling(
         raise r.error
     ws, rs = w.summaries[server], r.summaries[server]
     return DiskCeiling(server, ws.throughput_bps, rs.throughput_bps, rs.cache_mode)
+
+
+def ping_average_ms(output: str) -> float | None:
+    """The average round trip of ping's summary line, in ms; None when it has none."""
+    match = _RTT.search(output)
+    return float(match.group(1)) if match else None
+
+
+async def round_trip(pool: HostPool, client: str, server_address: str) -> float | None:
+    """The round trip from ``client`` to the server in ms (ping), or None when ping cannot say (no ping,
+    no answer, no permission): a missing figure the diagnosis names, never a failed baseline."""
+    try:
+        target = address(server_address, "server address")
+    except UnsafeValue as exc:
+        raise RunError(client, str(exc)) from None
+    try:
+        result = await pool[client].run(["ping", "-n", "-q", "-c", str(PINGS), "-i", "0.2", "-W", "2", target],
+                                        timeout=15)  # fmt: skip
+    except HostError:
+        return None
+    return ping_average_ms(result.stdout) if result.ok else None
+
+
+async def flush_cost(pool: HostPool, server: str, export_path: str, python: str = "python3") -> float | None:
+    """Seconds one small write synced to disk costs on the export's file system (on the server itself);
+    None when the probe could not time it."""
+    runner = WorkloadRunner(pool, EventBus(), python={server: python})
+    result = await runner.run(0, SmallFiles(count=FLUSH_FILES, file_size=4 * KIB, fsync=True),
+                              [ClientWork(server, export_path)], max_s=FLUSH_CAP_S)  # fmt: skip
+    if result.error is not None:
+        raise result.error
+    summary = result.summaries.get(server)
+    create = summary.phases.get("create", {}) if summary is not None else {}
+    ops, seconds = create.get("ops", 0), create.get("seconds", 0)
+    return seconds / ops if ops > 0 and seconds > 0 else None

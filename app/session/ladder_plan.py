@@ -24,7 +24,8 @@ from experiments.plan import Plan
 
 def held_problems(choices: PlanChoices, study: str, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
     """A study's (ladder, directory scaling) sweep problems but its knobs', each knob held at one value."""
-    problems = {k: v for k, v in plan_problems(choices, opt_ins).items() if k not in ("knobs", "strategy")}
+    # a study runs its own steps, each once: a sweep's time budget is not its
+    problems = {k: v for k, v in plan_problems(choices, opt_ins).items() if k not in ("knobs", "strategy", "budget")}
     knobs, _ = parse_knobs(choices)
     for knob, values in knobs.items():
         if len(values) != 1:

@@ -3,7 +3,9 @@
 The CLI's ``sweep`` flags and the wizard's Plan page fill the same ``PlanChoices``; its
 defaults are the product's defaults, so the same choices give the same run from either
 face. ``plan_problems`` checks choices field by field with the words both faces show
-(values through ``app.knobs.values``); ``build_spec`` turns valid choices into a SweepSpec.
+(values through ``app.knobs.values``); ``build_spec`` turns valid choices into a SweepSpec,
+fitted to the admin's time budget (experiments.budget: the knobs are in priority order, the
+last dropped first) and never longer than any budget allows.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from app.hosts.remote_args import UnsafeValue, absolute_path, address, host_name
 from app.knobs.catalog import SPECS
 from app.knobs.model import Safety
 from app.knobs.values import BadValue, parse_values
+from app.session.budget import unfit_text
 from app.sweep.spec import SweepSpec, workload_kind
+from experiments.budget import Fit, fit
 from experiments.goals import Goal, GoalKind
 from experiments.plan import STRATEGIES, Plan, Timing, Value
 from experiments.workloads import MIB
@@ -52,7 +56,7 @@ PLAN_PAGE_OPT_INS: OptInWords = {"async": "the “Also try async exports” box 
 class PlanChoices:
     """What the admin chose; every default here is the product's default, for both faces."""
 
-    knobs: Mapping[str, str] = field(default_factory=dict)  # knob -> values as typed: "8, 16, 64"
+    knobs: Mapping[str, str] = field(default_factory=dict)  # knob -> values as typed: "8, 16, 64"; priority order
     workloads: Sequence[str] = ("seq_read",)
     strategy: str = "guided"
     repetitions: int = 2  # runs per configuration at least (the noise is pooled over them all; the choice is confirmed)
@@ -69,17 +73,14 @@ class PlanChoices:
     p99_max_ms: float | None = None  # goal p99_cap: the limit
     load_iops: float | None = None  # goal lowest_p99: operations per second per client; None: the plan's own load
     host_wait_s: float = 120.0  # a host that stops answering mid-run is waited for this long before the admin is asked
+    budget_s: float | None = None  # the admin's time for the plan (app.session.budget); None: none given
 
     def goal_of(self) -> Goal:
         """The goal these choices name; ValueError (in the faces' words) when they name none."""
         return Goal(self.goal, self.p99_max_ms, self.load_iops)  # type: ignore[arg-type]  # checked by Goal
 
     def timing(self) -> Timing:
-        if self.duration_s is None:
-            return Timing()
-        d, default = float(self.duration_s), Timing()
-        return Timing(warmup_s=min(default.warmup_s, d / 4), min_measure_s=min(default.min_measure_s, d),
-                      max_measure_s=d)  # fmt: skip
+        return Timing() if self.duration_s is None else Timing().measuring(float(self.duration_s))
 
     @property
     def runs(self) -> tuple[int, int]:
@@ -124,9 +125,11 @@ def parse_knobs(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -
     return knobs, problems
 
 
-def plan_problems(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
+def plan_problems(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS, *,
+                  baseline: Mapping[str, Value] | None = None) -> dict[str, str]:
     """Everything wrong with ``choices``, by field, in the words of the face whose ``opt_ins`` they are; empty
-    when they make a plan."""
+    when they make a plan. A plan that fits no budget (or not the one given) is a problem of the field
+    "budget"; ``baseline``: the hosts' values today."""
     _, problems = parse_knobs(choices, opt_ins)
     if not choices.knobs:
         problems["knobs"] = NO_KNOB
@@ -154,7 +157,27 @@ def plan_problems(choices: PlanChoices, opt_ins: OptInWords = PLAN_PAGE_OPT_INS)
         choices.goal_of()
     except ValueError as exc:
         problems["goal"] = str(exc)
+    if choices.budget_s is not None and not (math.isfinite(choices.budget_s) and choices.budget_s > 0):
+        problems["budget"] = f"the time budget must be a finite time above 0, got {choices.budget_s} s"
+    if not problems and (unfit := unfit_text(plan_fit(choices, baseline), choices.workloads)):
+        problems["budget"] = unfit
     return problems
+
+
+def _plan(choices: PlanChoices, clients: tuple[str, ...], baseline: Mapping[str, Value] | None) -> Plan:
+    knobs, _ = parse_knobs(choices)
+    low, high = choices.runs
+    return Plan(
+        knobs=knobs, workloads=tuple(choices.workloads), clients=clients, strategy=choices.strategy,
+        min_runs=low, max_runs=high, seed=choices.seed, timing=choices.timing(),
+        baseline={k: v for k, v in (baseline or {}).items() if k in knobs},
+    )  # fmt: skip
+
+
+def plan_fit(choices: PlanChoices, baseline: Mapping[str, Value] | None = None,
+             clients: tuple[str, ...] = ("client",)) -> Fit:  # fmt: skip
+    """The plan valid ``choices`` describe, fitted to their budget; ``baseline``: the hosts' values today."""
+    return fit(_plan(choices, clients, baseline), choices.budget_s)
 
 
 def where_problems(where: Where) -> dict[str, str]:
@@ -179,17 +202,11 @@ def where_problems(where: Where) -> dict[str, str]:
 
 def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value] | None = None) -> SweepSpec:
     """The sweep ``choices`` describe on ``where``; ``baseline``: the hosts' values today. PlanError if invalid."""
-    if problems := plan_problems(choices) | where_problems(where):
+    if problems := plan_problems(choices, baseline=baseline) | where_problems(where):
         raise PlanError(problems)
-    knobs, _ = parse_knobs(choices)
-    low, high = choices.runs
-    plan = Plan(
-        knobs=knobs, workloads=tuple(choices.workloads), clients=where.clients, strategy=choices.strategy,
-        min_runs=low, max_runs=high, seed=choices.seed, timing=choices.timing(),
-        baseline={k: v for k, v in (baseline or {}).items() if k in knobs},
-    )  # fmt: skip
+    fitted = plan_fit(choices, baseline, where.clients)
     return SweepSpec(
-        where.server, where.clients, where.export, plan, server_address=where.server_address,
+        where.server, where.clients, where.export, fitted.plan, server_address=where.server_address,
         async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart, file_size=choices.file_size,
         link_bps=choices.link_bps, measure_ceilings=choices.measure_ceilings, engine=choices.engine,
         goal=choices.goal_of(), host_wait_s=choices.host_wait_s,

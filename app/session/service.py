@@ -32,11 +32,14 @@ from app.runner import RunError
 from app.session import topology
 from app.session.admin_commands import command_line, resume_command
 from app.session.baseline import Baseline, BaselineStep, baseline_steps, measure_baseline
+from app.session.budget import DEFAULT_BUDGET_S
 from app.session.choices import KnobChoice, knob_choices
-from app.session.plan import PlanChoices, Where, build_spec
+from app.session.diagnosis import Diagnosis, diagnose, observed_of
+from app.session.plan import PlanChoices, Where, build_spec, plan_fit
 from app.session.preflight import Preflight, preflight
 from app.session.preview import RunPreview, run_preview
-from app.session.study import StudyChoice, build_study, spec_estimate
+from app.session.proposal import Proposal, propose
+from app.session.study import StudyChoice, build_study, spec_estimate, study_problems
 from app.store import Store
 from app.store.records import JournalEntry
 from app.sweep.engine import SweepEngine
@@ -45,6 +48,7 @@ from app.sweep.events import SweepFinished
 from app.sweep.host_side import HostSide
 from app.sweep.session_facts import Measured
 from app.sweep.spec import SweepSpec
+from experiments.budget import Fit
 from experiments.estimate import DurationEstimate
 
 log = logging.getLogger(__name__)
@@ -78,6 +82,8 @@ class TuningSession:
         self.roles: dict[str, Role] = {}
         self.session_id: int | None = None
         self._ceilings: list[tuple[str, dict[str, Any]]] = []  # measured on the Baseline page, for the session
+        self.measured: Baseline | None = None  # the last baseline, for the diagnosis
+        self._measured_on: tuple[str | None, tuple[str, ...]] = (None, ())  # (server, clients) it measured
         self._engine: SweepEngine | None = None
         self._task: asyncio.Task[int] | None = None
         # When a host stops answering mid-run: None stops the run (resumable, the CLI's way); the wizard asks.
@@ -202,6 +208,30 @@ class TuningSession:
         return build_study(choices, self.where(export, server_address), study,
                            topology.baseline_values(self.current_values()))  # fmt: skip
 
+    def today_values(self) -> dict[str, int | str]:
+        """Each knob's value on the hosts today, where discovery read one."""
+        return topology.baseline_values(self.current_values())
+
+    def problems(self, choices: PlanChoices, study: StudyChoice = StudyChoice()) -> dict[str, str]:
+        """Everything wrong with ``choices`` on the connected hosts, by field (app.session.study)."""
+        return study_problems(choices, study, baseline=self.today_values())
+
+    def fit(self, choices: PlanChoices) -> Fit:
+        """The sweep valid ``choices`` describe, fitted to their time budget (app.session.plan)."""
+        return plan_fit(choices, self.today_values())
+
+    def diagnosis(self) -> Diagnosis:
+        """What limits the connected hosts today, from their facts and the last baseline (if measured)."""
+        export = self.export() if self._server_facts() is not None else ""
+        ours = self.measured if self._measured_on == (self.server, tuple(self.clients)) else None  # else other hosts'
+        return diagnose(observed_of(self.facts, self.server, self.clients, export, ours))
+
+    def proposal(self, workloads: Sequence[str], *, allow_async: bool = False, allow_restart: bool = False,
+                 budget_s: float | None = DEFAULT_BUDGET_S) -> Proposal:  # fmt: skip
+        """The plan the diagnosis proposes for ``workloads`` (app.session.proposal)."""
+        return propose(self.diagnosis(), workloads, allow_async=allow_async, allow_restart=allow_restart,
+                       budget_s=budget_s)  # fmt: skip
+
     def estimate(self, plan: PlanChoices | SweepSpec, study: StudyChoice = StudyChoice()) -> DurationEstimate:
         """Trials and time a plan takes (valid choices of ``study``, before any host is connected too)."""
         if isinstance(plan, PlanChoices):
@@ -226,6 +256,7 @@ class TuningSession:
                                                             self.plan_defaults, self.ceiling_s)  # fmt: skip
         except HOST_TROUBLE as exc:
             raise self._trouble(where.server, exc) from exc
+        self.measured, self._measured_on = result, (where.server, where.clients)
         return result
 
     # --- the run -------------------------------------------------------------------------
@@ -331,6 +362,7 @@ class TuningSession:
         self.facts.clear()
         self.roles.clear()
         self._ceilings = []
+        self.measured = None
         self.session_id = None
         self._engine = None
 

@@ -69,14 +69,16 @@ def as_study(choices: PlanChoices, kind: StudyKind) -> PlanChoices:
     return choices
 
 
-def study_problems(choices: PlanChoices, study: StudyChoice, opt_ins: OptInWords = PLAN_PAGE_OPT_INS) -> dict[str, str]:
+def study_problems(choices: PlanChoices, study: StudyChoice, opt_ins: OptInWords = PLAN_PAGE_OPT_INS,
+                   baseline: Mapping[str, Value] | None = None) -> dict[str, str]:  # fmt: skip
     """Everything wrong with ``choices`` for ``study``, by field, in the words of the face whose ``opt_ins``
-    they are; empty when they make one."""
+    they are; empty when they make one (``baseline``: the hosts' values today, which a sweep's time budget
+    counts)."""
     if study.kind is StudyKind.LADDER:
         return ladder_problems(choices, study.max_streams, opt_ins)
     if study.kind is StudyKind.DIRS:
         return dirs_problems(choices, study.entries, study.layouts, opt_ins)
-    return plan_problems(choices, opt_ins)
+    return plan_problems(choices, opt_ins, baseline=baseline)
 
 
 def build_study(choices: PlanChoices, where: Where, study: StudyChoice,

@@ -61,6 +61,12 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
      "nfs-tuner discover --trust-new-keys nfs1"),
     ("Every tunable with its current value, valid values and safety class.",
      "nfs-tuner knobs --server nfs1 --client client1"),
+    ("What limits the hosts and the plan nfs-tuner proposes for a file server of many small files, within "
+     "45 minutes: the diagnosis, each knob with its reason, each host's changes and the estimate; nothing is "
+     "changed.",
+     "nfs-tuner sweep --server nfs1 --client client1 --client client2 --use small_files --budget 45m --dry-run"),
+    ("The same plan, run: measured, diagnosed, proposed, printed with its reasons, then swept.",
+     "nfs-tuner sweep --server nfs1 --client client1 --client client2 --use small_files --budget 45m"),
     ("A first sweep: two workloads, three knobs, the default adaptive strategy.",
      "nfs-tuner sweep --server nfs1 --client client1 --client client2 --export /srv/nfs "
      "--knob rsize=128K,1M --knob nfsd_threads=8,32 --knob read_ahead_kb=128,4096 "

@@ -376,6 +376,14 @@ class SimulatedHosts:
         await asyncio.sleep(0.05 / self.speed)
         return host not in self.unwritable
 
+    async def round_trip(self, client: str, address: str) -> float | None:
+        await asyncio.sleep(1.0 / self.speed)
+        return world.RTT_MS
+
+    async def flush_cost(self, server: str, export: str, *, python: str = "python3") -> float | None:
+        await asyncio.sleep(0.5 / self.speed)
+        return world.FLUSH_S
+
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> SimulatedJournal:
         return SimulatedJournal(store, session_id)
 

@@ -33,6 +33,8 @@ EXPORT = "/srv/nfs"
 LINK_BPS = 117 * MB  # per client: a gigabit link's TCP payload
 DISK_READ_BPS, DISK_WRITE_BPS = 610 * MB, 420 * MB
 EXPORT_FREE_BYTES = 800 << 30  # the demo's export: room for any plan it offers
+RTT_MS = 0.21  # a client's round trip to the server: one switch on a LAN
+FLUSH_S = 0.0085  # one synced small write on the RAID-6: the members' write caches off, as a filer's are
 HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-box")
 
 TODAY: dict[str, Value] = {

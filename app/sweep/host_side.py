@@ -114,6 +114,14 @@ class HostSide(Protocol):
         """Whether the login may write the directory ``path`` on ``host``, as the load agent does."""
         ...
 
+    async def round_trip(self, client: str, address: str) -> float | None:
+        """The client's round trip to the server in ms; None when it cannot be measured."""
+        ...
+
+    async def flush_cost(self, server: str, export: str, *, python: str = "python3") -> float | None:
+        """Seconds one synced small write costs on the export's file system; None when not timed."""
+        ...
+
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> Journal: ...
 
     async def prepare(self, spec: SweepSpec, journal: Journal, mount_point: str) -> Prepared:

@@ -17,7 +17,7 @@ from app.knobs.changes import ChangeJournal
 from app.knobs.recovery import Pending
 from app.runner import TelemetryTarget, WorkloadRunner
 from app.runner.export_probe import export_free, may_write
-from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, tcp_ceiling
+from app.runner.baselines import DiskCeiling, TcpCeiling, disk_ceiling, flush_cost, round_trip, tcp_ceiling
 from app.runner.telemetry import client_telemetry, export_devices, path_info, server_telemetry
 from app.store import Store
 from app.store.records import JournalEntry
@@ -57,6 +57,12 @@ class SshHosts:
 
     async def may_write(self, host: str, path: str) -> bool:
         return await may_write(self.pool[host], path)
+
+    async def round_trip(self, client: str, address: str) -> float | None:
+        return await round_trip(self.pool, client, address)
+
+    async def flush_cost(self, server: str, export: str, *, python: str = "python3") -> float | None:
+        return await flush_cost(self.pool, server, export, python=python)
 
     def journal(self, store: Store, session_id: int, *, deadman_timeout: float) -> ChangeJournal:
         return ChangeJournal(store, self.pool, session_id, deadman_timeout=deadman_timeout)

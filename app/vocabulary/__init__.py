@@ -74,7 +74,8 @@ from app.vocabulary.knobs import (
     where_text,
 )
 from app.vocabulary.stored import data_text
-from app.vocabulary.times import TIME_LIMITED, date_text, duration_text, pace_note, planned_text, time_limited_text
+from app.vocabulary.times import (DURATION_FORM, TIME_LIMITED, date_text, duration_text, pace_note, parse_duration,
+                                   planned_text, time_limited_text)
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
     WORKLOAD_WORDS,
@@ -86,11 +87,11 @@ from app.vocabulary.workloads import (
 
 __all__ = [
     "about_host", "where_text", "pace_note", "planned_text",
-    "BYTES", "GOAL_TITLES", "OPS", "TIME_LIMITED", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
+    "BYTES", "DURATION_FORM", "GOAL_TITLES", "OPS", "TIME_LIMITED", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",
     "fairness_sentences", "late_text", "lowest_text",
-    "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text",
+    "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text", "parse_duration",
     "memory_text", "percent_text", "setting_text", "signed_figure_text",
     "signed_percent_text", "signed_range_text", "time_limited_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
     "workload_id", "workload_label",

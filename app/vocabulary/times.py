@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 
 from app.vocabulary.figures import MISSING
+
+_UNITS = {"h": 3600.0, "m": 60.0, "min": 60.0, "s": 1.0}
+_PART = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(h|min|m|s)", re.ASCII)
+DURATION_FORM = "hours, minutes or seconds, e.g. 45m, 1h30m, 90s or 2h"
 
 
 def duration_text(seconds: float | None) -> str:
@@ -31,6 +36,23 @@ def planned_text(seconds: float | None, speed: float = 1.0) -> str:
 def pace_note(speed: float = 1.0) -> str:
     """What a clock running on the demo's time adds: ' (the demo runs 20× faster than real hosts)'; else ''."""
     return "" if speed == 1.0 else f" (the demo runs {speed:g}× faster than real hosts)"
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in '45m', '1h30m', '1h 30min', '90s', '2h' (each unit at most once, largest first);
+    ValueError saying the form otherwise."""
+    rest, seconds, seen = text.strip().lower(), 0.0, []
+    while rest:
+        match = _PART.match(rest)
+        if match is None:
+            break
+        seen.append(_UNITS[match.group(2)])
+        seconds += float(match.group(1)) * _UNITS[match.group(2)]
+        rest = rest[match.end():].strip()
+    if not seen or rest or seen != sorted(set(seen), reverse=True) or not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"give a time in {DURATION_FORM}; got {text.strip()!r}" if text.strip() else
+                         f"the time is empty; give {DURATION_FORM}")  # fmt: skip
+    return seconds
 
 
 def date_text(t: float | None) -> str:

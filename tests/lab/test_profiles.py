@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,16 +16,6 @@ from tests.lab.lab import Lab, _profile, tap_of
 from tests.lab.profiles import guest_delay_script, server_disk_script
 
 pytestmark = pytest.mark.lab
-
-
-@pytest.fixture
-def on_profile(lab: LabHandle) -> Iterator[Lab]:
-    """The lab, put back on the profile it had after the test."""
-    before = lab.lab.current_profile()
-    try:
-        yield lab.lab
-    finally:
-        lab.lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
 
 
 def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile: Lab) -> None:

@@ -20,8 +20,10 @@ def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, session, tmp_path)
     assert isinstance(plan, PlanPage)
     assert plan.isComplete()
     before = plan.estimate.text()
+    plan.budget_edit.clear()  # no budget: nothing fits the repetitions back down
     plan.reps.setValue(5)
     assert plan.estimate.text() != before and "trials" in plan.estimate.text()
+    plan.checks["nfsd_threads"].setChecked(True)  # not proposed: its threads hardly waited
     plan.edits["nfsd_threads"].setText("8, 5000")
     assert not plan.isComplete()
     assert plan.error_label.text().startswith("nfsd_threads: 5000 is above 1024")

@@ -24,7 +24,7 @@ from tests.conftest import LabHandle
 from ui.main_window import MainWindow
 from ui.pages.baseline import BaselinePage
 from ui.pages.hosts import HostsPage, HostState
-from ui.pages.plan import PlanPage
+from ui.pages.plan import PlanPage, knob_row
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 from ui.trust_dialog import TrustDialog
@@ -131,7 +131,7 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     plan = wizard.currentPage()
     assert isinstance(plan, PlanPage)
     rsize = next(i for i, k in enumerate(plan.knobs) if k.name == "rsize")
-    assert plan.table.item(rsize, 3).text() == "1048576"  # today's, from the client's mount
+    assert plan.table.item(knob_row(rsize), 3).text() == "1048576"  # today's, from the client's mount
     for name, check in plan.checks.items():
         check.setChecked(name == "rsize")
     plan.edits["rsize"].setText("32K, 3M")

@@ -1,5 +1,11 @@
 """Page 3: which knobs to sweep over which values, on which workloads, how often; or a study.
 
+It opens on the plan the diagnosis proposes (app.session.proposal): what limits the hosts
+today above the knobs, each knob ticked or not with its values and its reason beside it,
+the workloads of what the server is for, fitted to the time budget. The admin may change
+all of it; the reasons stay. A knob whose target the hosts lack is not offered, and a plan
+that fits no budget cannot be started (its reason is said where the errors are).
+
 A study (a load ladder, directory scaling: ui.pages.plan_study) holds each checked knob at
 one value instead, and has no strategy, repetitions or goal. The commit button only asks:
 first the hosts are checked (app.session.preflight: space, python3, the ceiling test's port,
@@ -13,7 +19,7 @@ import asyncio
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QRect, Qt, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,19 +53,24 @@ from app.session import (
     PlanError,
     SessionError,
 )
+from app.session.budget import DEFAULT_BUDGET_S, budget_text, fit_text, parse_budget
 from app.session.choices import DEFAULT_BASELINE_WORKLOADS
-from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study, study_problems
-from app.vocabulary import GOAL_TITLES, knob_label, planned_text
+from app.session.proposal import Proposal
+from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study
+from app.session.uses import USES, use_label, use_of
+from app.vocabulary import DURATION_FORM, GOAL_TITLES, knob_label, planned_text
 from app.sweep.spec import LOOPING, SweepSpec
 from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
 from ui.pages.base import Page
 from ui.pages.plan_study import StudyFields
 from ui.run_confirmation import RunConfirmation
-from ui.table_fit import ColumnFit
+from ui.table_fit import PADDING_CHARS, ColumnFit
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, buddy_label, emphasize
 
 COLUMNS = ("Sweep", "Knob", "Where", "Today", "Values to try", "Allowed", "Safety")
+BY_HAND = "workloads chosen by hand"  # the use box when the workloads are no use's
+LEFT_OUT = "left out to fit the time budget; "  # before the reason of a knob a budget dropped
 STUDY_COLUMNS = {0: "Hold", 4: "Value to hold"}  # a study's words for the columns that differ
 STUDY_SUBTITLE = ("{help} Unchecked knobs stay at the hosts' own settings; a checked one is held at one value "
                   "for the whole study. Every change is put back after.")
@@ -138,10 +149,16 @@ def _centred(widget: QWidget, parent: QWidget) -> QWidget:
     return holder
 
 
+def knob_row(index: int) -> int:
+    """The table row of the ``index``-th knob; the row under it holds its reason across the table."""
+    return 2 * index
+
+
 class ValuesFit(ColumnFit):
     """The knobs' columns inside the table's width: a long knob name, where it acts, its allowed values
     and its safety class wrap; the values fields get the room left and ask for their text's width (a line
-    edit's own wish is some 17 characters, whatever it holds)."""
+    edit's own wish is some 17 characters, whatever it holds). A knob's reason spans the row under it,
+    wrapped at the table's width (a row's own fit would wrap it at its first column's)."""
 
     VALUES = COLUMNS.index("Values to try")
 
@@ -154,10 +171,25 @@ class ValuesFit(ColumnFit):
             edit.textChanged.connect(self.refit)
 
     def natural_width(self, column: int) -> int:
+        fm = self.table.fontMetrics()
+        if column == 0:  # the check boxes: the reasons that start in it span the table
+            boxes = (w.sizeHint().width() for r in range(0, self.table.rowCount(), 2)
+                     if (w := self.table.cellWidget(r, 0)) is not None)  # fmt: skip
+            return max((*boxes, self.table.horizontalHeader().sectionSizeHint(0)))
         if column != self.VALUES:
             return super().natural_width(column)
-        fm = self.table.fontMetrics()
         return max((fm.horizontalAdvance(e.text()) for e in self.edits.values()), default=0) + 4 * fm.averageCharWidth()
+
+    def fit(self) -> None:
+        super().fit()
+        fm, table = self.table.fontMetrics(), self.table
+        room = QRect(0, 0, max(1, table.viewport().width() - PADDING_CHARS * fm.averageCharWidth()), 1 << 20)
+        for r in range(1, table.rowCount(), 2):
+            item = table.item(r, 0)
+            text = item.text() if item is not None else ""
+            lines = fm.boundingRect(room, int(Qt.TextFlag.TextWordWrap), text).height() if text else 0
+            table.setRowHeight(r, lines + fm.descent() + 2 if text else 0)
+        table.updateGeometries()
 
 
 def _number(text: str) -> float | None:
@@ -184,10 +216,12 @@ class PlanPage(Page):
         self._sweep_checks: dict[str, bool] = {}  # the sweep's knobs, values and workloads, kept while a study is chosen
         self._sweep_values: dict[str, str] = {}
         self._sweep_workloads: list[bool] = []
+        self.proposal: Proposal | None = None  # the diagnosis's plan the page last set out
+        self._budget_problem = ""
         self.setCommitPage(True)  # after this the run changes hosts: no going back
         self.setButtonText(QWizard.WizardButton.CommitButton, "Start &run…")  # asks first; &S is the Sessions menu's
 
-        self.table = QTableWidget(len(self.knobs), len(COLUMNS), self)
+        self.table = QTableWidget(2 * len(self.knobs), len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -196,7 +230,8 @@ class PlanPage(Page):
         tab_moves_on(self.table)  # Tab goes from check box to values field, not cell by cell
         self.checks: dict[str, QCheckBox] = {}
         self.edits: dict[str, QLineEdit] = {}
-        for row, knob in enumerate(self.knobs):
+        for index, knob in enumerate(self.knobs):
+            row = knob_row(index)
             title = knob.spec.title
             check = QCheckBox(self.table)
             check.setAccessibleName(f"Sweep {title}")
@@ -225,6 +260,13 @@ class PlanPage(Page):
             safety = QTableWidgetItem(safety_text(knob))
             safety.setForeground(QColor(SAFETY_COLOURS[knob.spec.safety]))
             self.table.setItem(row, 6, safety)
+            why = QTableWidgetItem("")
+            why.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            italic = why.font()
+            italic.setItalic(True)
+            why.setFont(italic)
+            self.table.setItem(row + 1, 0, why)
+            self.table.setSpan(row + 1, 0, 1, len(COLUMNS))
             if knob.needs_opt_in:
                 check.setChecked(False)
                 check.setEnabled(False)
@@ -250,7 +292,7 @@ class PlanPage(Page):
             item.setData(Qt.ItemDataRole.UserRole, w.kind)
             item.setToolTip(w.description)
             item.setCheckState(Qt.CheckState.Unchecked)
-        self.workload_list.itemChanged.connect(self._changed)
+        self.workload_list.itemChanged.connect(self._workloads_changed)
         defaults = self.session.plan_defaults
         self.strategy_box = QComboBox(self)
         self.strategy_box.setAccessibleName("Strategy")  # a combo box is read out by its text, not its label
@@ -281,8 +323,28 @@ class PlanPage(Page):
                                           "client, unthrottled.")  # fmt: skip
         self.estimate = QLabel(self)
         self.estimate.setObjectName("estimateLabel")
-        self.estimate.setWordWrap(True)  # the demo says both clocks: never wider than the form
+        self.estimate.setWordWrap(True)  # the demo says both clocks, and what fitting the budget did
         emphasize(self.estimate)
+        self.diagnosis_label = QLabel(self)
+        self.diagnosis_label.setObjectName("diagnosisLabel")
+        self.diagnosis_label.setWordWrap(True)
+        self.use_box = QComboBox(self)
+        self.use_box.setObjectName("useBox")
+        self.use_box.setAccessibleName("What the server is for")
+        for name, use in USES.items():
+            self.use_box.addItem(use.title, name)
+            self.use_box.setItemData(self.use_box.count() - 1, use_label(name), Qt.ItemDataRole.ToolTipRole)
+        self.use_box.addItem(BY_HAND, "")
+        self.use_box.setToolTip("Sets the workloads and proposes the knobs for them again, each with its reason.")
+        self.use_box.activated.connect(self._use_chosen)
+        self.budget_edit = QLineEdit(budget_text(DEFAULT_BUDGET_S), self)
+        self.budget_edit.setObjectName("budgetEdit")
+        self.budget_edit.setAccessibleName("Time budget")
+        self.budget_edit.setPlaceholderText("no limit")
+        self.budget_edit.setToolTip(f"The time the plan may take, in {DURATION_FORM}; empty: no limit. To fit, trials "
+                                    "measure less and run fewer times first, then the lowest-priority knobs are left "
+                                    "out, each said.")  # fmt: skip
+        self.budget_edit.textChanged.connect(self._changed)
         self.study_fields = StudyFields(self)
 
         side = QWidget(self)
@@ -298,8 +360,12 @@ class PlanPage(Page):
         self.workload_list.setMinimumHeight(3 * self.workload_list.fontMetrics().lineSpacing()
                                             + 2 * self.workload_list.frameWidth())  # fmt: skip
         wl_box = QGroupBox("&Workloads", self)
-        QVBoxLayout(wl_box).addWidget(self.workload_list)
+        wl_layout = QVBoxLayout(wl_box)
+        wl_layout.addWidget(buddy_label("What the server is &for:", self.use_box, self))
+        wl_layout.addWidget(self.use_box)
+        wl_layout.addWidget(self.workload_list)
         form.addRow(wl_box)
+        form.addRow(buddy_label("T&ime budget:", self.budget_edit, self), self.budget_edit)
         form.addRow(buddy_label("S&trategy:", self.strategy_box, self), self.strategy_box)
         form.addRow(buddy_label("Re&petitions:", self.reps, self), self.reps)  # &R is Start run's
         form.addRow(buddy_label("&Goal:", self.goal_box, self), self.goal_box)
@@ -310,6 +376,7 @@ class PlanPage(Page):
         knobs_col = QVBoxLayout(knobs)
         knobs_col.setContentsMargins(0, 0, 0, 0)
         knobs_col.addWidget(self.study_fields)
+        knobs_col.addWidget(self.diagnosis_label)
         knobs_col.addWidget(self.table, 1)
         for box in self.opt_in_boxes.values():
             knobs_col.addWidget(box)
@@ -324,15 +391,15 @@ class PlanPage(Page):
         layout.addWidget(body)
         self.form = form
         self.sweep_only: tuple[QWidget, ...] = (self.strategy_box, self.reps, self.goal_box, self.p99_edit,
-                                                self.load_edit)  # fields a study has none of
+                                                self.load_edit, self.budget_edit)  # fields a study has none of
         self._goal_changed()
         self.study_fields.changed.connect(self._study_changed)
 
     def initializePage(self) -> None:
         # today's values are known once the hosts are connected
-        for row, knob in enumerate(self.session.knobs()):
-            self.knobs[row] = knob
-            self.table.setItem(row, 3, QTableWidgetItem(knob.current))
+        for index, knob in enumerate(self.session.knobs()):
+            self.knobs[index] = knob
+            self.table.setItem(knob_row(index), 3, QTableWidgetItem(knob.current))
         measured = set(self.state.baseline.today) if self.state.baseline else set()
         measured = measured or set(DEFAULT_BASELINE_WORKLOADS)
         self.workload_list.blockSignals(True)
@@ -341,6 +408,8 @@ class PlanPage(Page):
             checked = item.data(Qt.ItemDataRole.UserRole) in measured
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.workload_list.blockSignals(False)
+        self._show_use()
+        self._propose(tick=True)  # what the baseline just found
         if self._kind is not StudyKind.SWEEP:  # the baseline just measured is what the sweep comes back to
             self._sweep_workloads = [k in measured for k in self._workload_kinds()]
         if self._kind is StudyKind.LADDER:
@@ -379,24 +448,120 @@ class PlanPage(Page):
         self.opt_in_boxes[kind].setChecked(on)
         sweep = self._kind is StudyKind.SWEEP
         for knob in self.knobs:
-            if knob.opt_in == kind:
+            if knob.opt_in == kind and self._offered(knob.name):
                 self.checks[knob.name].setEnabled(on)
                 self.checks[knob.name].setChecked(on and sweep)
                 self.edits[knob.name].setEnabled(on)
                 if not sweep:
                     self._sweep_checks[knob.name] = on
+        if self.proposal is not None:  # its reasons say what the opt-in changes
+            self._propose(tick=False)
         self._changed()
+
+    # --- the proposal: the diagnosis's plan, its reasons beside the knobs ---
+    def _offered(self, knob: str) -> bool:
+        return self.proposal is None or self.proposal.advice(knob).offered
+
+    def _propose(self, tick: bool) -> None:
+        """The diagnosis for the checked workloads: its reasons beside the knobs, and with ``tick`` its
+        ticks and values (into the sweep's, kept aside while a study is chosen)."""
+        self.proposal = self.session.proposal(self._checked_workloads() or DEFAULT_BASELINE_WORKLOADS,
+                                              allow_async=self.async_box.isChecked(),
+                                              allow_restart=self.opt_in_boxes["restart"].isChecked())  # fmt: skip
+        diagnosis = self.proposal.diagnosis
+        self.diagnosis_label.setText("\n".join(line for line in (diagnosis.headline, diagnosis.summary) if line))
+        self.diagnosis_label.setToolTip("\n".join(f"{f.subject}: {f.text}" for f in diagnosis.findings))
+        sweep = self._kind is StudyKind.SWEEP
+        for knob in self.knobs:
+            advice = self.proposal.advice(knob.name)
+            check, edit = self.checks[knob.name], self.edits[knob.name]
+            usable = advice.offered and (knob.opt_in is None or self.opt_in_boxes[knob.opt_in].isChecked())
+            check.setEnabled(usable)
+            edit.setEnabled(usable)
+            if not tick:
+                continue
+            values = advice.values_text if advice.values else edit.text()
+            if sweep:
+                for widget in (check, edit):
+                    widget.blockSignals(True)
+                check.setChecked(usable and advice.ticked)
+                edit.setText(values)
+                for widget in (check, edit):
+                    widget.blockSignals(False)
+            else:
+                self._sweep_checks[knob.name] = usable and advice.ticked
+                self._sweep_values[knob.name] = values
+                check.setChecked(check.isChecked() and usable)
+        if tick:
+            self._order_rows()
+        self._show_reasons(())
+
+    def _order_rows(self) -> None:
+        """The knobs shown in the proposal's order, the ticked first by priority (each with its reason
+        under it), and the keyboard's order with them."""
+        if self.proposal is None:
+            return
+        header = self.table.verticalHeader()
+        index_of = {k.name: i for i, k in enumerate(self.knobs)}
+        rows = [r for a in self.proposal.knobs for r in (knob_row(index_of[a.knob]), knob_row(index_of[a.knob]) + 1)]
+        for visual, row in enumerate(rows):
+            header.moveSection(header.visualIndex(row), visual)
+        widgets = [w for a in self.proposal.knobs for w in (self.checks[a.knob], self.edits[a.knob])]
+        for first, second in zip(widgets, widgets[1:], strict=False):
+            QWidget.setTabOrder(first, second)
+
+    def _show_reasons(self, left_out: tuple[str, ...]) -> None:
+        if self.proposal is None:
+            return
+        for index, knob in enumerate(self.knobs):
+            why = (LEFT_OUT if knob.name in left_out else "") + self.proposal.advice(knob.name).reason
+            item = self.table.item(knob_row(index) + 1, 0)
+            if item is not None and item.text() != why:
+                item.setText(why)
+                item.setToolTip(why)
+
+    def _show_use(self) -> None:
+        """The use whose workloads are the checked ones, else "chosen by hand"."""
+        name = use_of(self._checked_workloads()) or ""
+        self.use_box.setCurrentIndex(self.use_box.findData(name))
+
+    @Slot(int)
+    def _use_chosen(self, index: int) -> None:
+        name = self.use_box.itemData(index)
+        if not name or self._kind is not StudyKind.SWEEP:
+            return
+        self._set_workloads([k in USES[name].workloads for k in self._workload_kinds()])
+        self._propose(tick=True)
+        self._changed()
+
+    @Slot()
+    def _workloads_changed(self, *_args: object) -> None:
+        """Workloads chosen one by one: the reasons follow them; the ticks stay the admin's."""
+        self._show_use()
+        if self.proposal is not None:
+            self._propose(tick=False)
+        self._changed()
+
+    def _budget(self) -> float | None:
+        try:
+            budget = parse_budget(self.budget_edit.text())
+        except ValueError as exc:
+            self._budget_problem = str(exc)
+            return None
+        self._budget_problem = ""
+        return budget
 
     # --- the plan and its checks: the core's (app.session.plan), in the CLI's words ---
     def choices(self) -> PlanChoices:
-        knobs = {k.name: self.edits[k.name].text() for k in self.knobs if self.checks[k.name].isChecked()}
+        order = [a.knob for a in self.proposal.knobs] if self.proposal is not None else [k.name for k in self.knobs]
+        knobs = {name: self.edits[name].text() for name in order if self.checks[name].isChecked()}  # by priority
         workloads = self._checked_workloads()
         opt_ins = {"allow_async": self.async_box.isChecked(), "allow_restart": self.opt_in_boxes["restart"].isChecked()}
         if self._kind is not StudyKind.SWEEP:  # the study's own rules, as `nfs-tuner study` takes them
             return as_study(self.session.choices(knobs=knobs, workloads=workloads, **opt_ins), self._kind)
         goal = str(self.goal_box.currentData())
         return self.session.choices(knobs=knobs, workloads=workloads, strategy=self.strategy_box.currentData(),
-                                    repetitions=self.reps.value(), **opt_ins, goal=goal,
+                                    repetitions=self.reps.value(), **opt_ins, goal=goal, budget_s=self._budget(),
                                     p99_max_ms=_number(self.p99_edit.text()) if goal == GoalKind.P99_CAP else None,
                                     load_iops=_number(self.load_edit.text()) if goal == GoalKind.LOWEST_P99 else None)  # fmt: skip
 
@@ -454,6 +619,7 @@ class PlanPage(Page):
         else:  # a directory study's workload is its own, shown checked and fixed
             self._set_workloads([k == "dir_scaling" for k in self._workload_kinds()])
         self.workload_list.setEnabled(kind is not StudyKind.DIRS)
+        self.use_box.setEnabled(not study)  # a use sets a sweep's workloads; a study has its own
         for field in self.sweep_only:
             self.form.setRowVisible(field, not study)
         self.table.setHorizontalHeaderLabels([STUDY_COLUMNS.get(c, w) if study else w for c, w in enumerate(COLUMNS)])
@@ -483,18 +649,26 @@ class PlanPage(Page):
     @Slot()
     def _changed(self, *_args: object) -> None:
         choices, study = self.choices(), self.study_fields.study()
-        self.errors = study_problems(choices, study)
+        self.errors = self.session.problems(choices, study)
+        sweep = study.kind is StudyKind.SWEEP
+        if self._budget_problem and sweep:
+            self.errors["budget"] = self._budget_problem
         for name, edit in self.edits.items():
             edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if name in self.errors else "")
+        self.budget_edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if "budget" in self.errors else "")
         for edit in (self.p99_edit, self.load_edit):
             edit.setStyleSheet(f"border: 1px solid {ERROR_COLOUR};" if "goal" in self.errors and edit.isEnabled() else "")
         self.error_label.setText("; ".join(self.errors.values()))
         if self.errors:
             self.estimate.setText("Fix the plan to see how long it takes.")
+            self._show_reasons(())
         else:
             est = self.session.estimate(choices, study)
             rate = f" at {PLANNED_CREATES_PER_S:,.0f} creates/s per client" if study.kind is StudyKind.DIRS else ""
-            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed)}{rate}")
+            fitted = self.session.fit(choices) if sweep else None
+            how = f"; {words}" if fitted is not None and (words := fit_text(fitted)) else ""
+            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed)}{rate}{how}")
+            self._show_reasons(fitted.dropped if fitted is not None else ())
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
