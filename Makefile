@@ -6,6 +6,7 @@ PYTEST_ARGS ?=
 PROFILE   ?= gigabit
 RTT_MS    ?=
 MTU       ?= 9000
+KERNEL    ?=
 
 .PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
 
@@ -34,8 +35,9 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 # The local NFS lab: three User-Mode Linux hosts in a private network namespace.
+# KERNEL=7.2 boots Debian testing's UML 7.2 (fetched into .lab/kernels once) instead of bookworm's 6.1.
 lab-up: $(STAMP)
-	$(PY) -m tests.lab up --profile $(PROFILE) $(if $(RTT_MS),--rtt-ms $(RTT_MS))
+	$(PY) -m tests.lab up --profile $(PROFILE) $(if $(RTT_MS),--rtt-ms $(RTT_MS)) $(if $(KERNEL),--kernel $(KERNEL))
 
 lab-down: $(STAMP)
 	$(PY) -m tests.lab down

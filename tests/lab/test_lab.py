@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LabHandle
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL
+from tests.lab.kernels import Kernel
 from tests.lab.lab import GUESTS, Lab, LabError
 
 pytestmark = pytest.mark.lab
@@ -127,10 +129,10 @@ def test_lab_guests_offer_root_sudo_and_plain_logins(lab: LabHandle) -> None:
 def test_a_second_lab_comes_up_and_down_leaving_nothing(lab: LabHandle, tmp_path: Path) -> None:
     """`lab up → ssh → lab down` in its own directory and namespace, over what an earlier lab there
     left (its logs); the host helpers go with it."""
-    other = Lab(tmp_path / "lab2")
+    other = Lab(tmp_path / "lab2", kernels=lab.lab.kernels)  # the same kernel, from the same cache
     other.logs.mkdir(parents=True)
     (other.logs / "lab-client1.log").write_text("an earlier lab's console\n")
-    other.up(profile="fast", say=lambda _m: None)
+    other.up(profile="fast", say=lambda _m: None, kernel=lab.lab.kernel_name() or DEFAULT_KERNEL)
     try:
         assert other.ssh("lab-client1", "true").returncode == 0
         assert other.ssh("lab-client1", "findmnt -n -o FSTYPE /mnt/lab").stdout.strip() == "nfs4"
@@ -162,8 +164,9 @@ def test_preflight_names_what_is_missing(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr("shutil.which", lambda _name: None)
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(LabError) as err:
-        Lab(tmp_path / "lab4")._preflight()
+        Lab(tmp_path / "lab4")._preflight(Kernel("7.2", tmp_path / "linux.uml", tmp_path / "modules", None))
     assert "needs root" in str(err.value) and "make system-deps" in str(err.value)
+    assert f"UML 7.2's modules are missing under {tmp_path / 'modules'}" in str(err.value)
 
 
 def _mentions(cmdline: Path, text: str) -> bool:
