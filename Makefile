@@ -7,6 +7,7 @@ PROFILE   ?= gigabit
 RTT_MS    ?=
 MTU       ?= 9000
 KERNEL    ?=
+SECOND_KERNEL ?= 7.2
 
 .PHONY: run test lint system-deps venv lab-up lab-down lab-status lab-heal lab-profile lab-mtu screenshots bundle clean
 
@@ -26,8 +27,11 @@ run: $(STAMP)
 system-deps:
 	@sh tests/system-deps.sh
 
+# Every test on the lab's default kernel (UML 6.1), then the lab tests marked every_kernel on UML 7.2
+# (fetched once into .lab/kernels): a few minutes more, the second lab's boot included.
 test: system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	NFS_TUNER_LAB_KERNEL=$(SECOND_KERNEL) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m every_kernel $(PYTEST_ARGS) tests/lab tests/integration
 
 # Type checking (strict; see [tool.mypy]) and linting, before the tests: well under a minute.
 lint: $(STAMP)

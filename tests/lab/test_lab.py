@@ -17,12 +17,14 @@ from tests.lab.lab import GUESTS, Lab, LabError
 pytestmark = pytest.mark.lab
 
 
+@pytest.mark.every_kernel
 def test_export_is_mounted_on_both_clients(lab: LabHandle) -> None:
     for client in ("lab-client1", "lab-client2"):
         out = lab.run(client, "findmnt -n -o SOURCE,FSTYPE /mnt/lab").stdout.split()
         assert out == ["lab-server:/srv/nfs", "nfs4"]
 
 
+@pytest.mark.every_kernel
 def test_file_written_on_client_is_read_on_server(lab: LabHandle) -> None:
     token = f"written-by-client1-{time.time_ns()}"
     lab.run("lab-client1", f"echo {token} > /mnt/lab/roundtrip.txt && sync")
@@ -44,17 +46,20 @@ def _swap(lab: LabHandle, host: str, path: str, new: str) -> tuple[str, str]:
     return old, seen
 
 
+@pytest.mark.every_kernel
 def test_nfsd_threads_are_readable_and_writable(lab: LabHandle) -> None:
     old, seen = _swap(lab, "lab-server", "/proc/fs/nfsd/threads", "16")
     assert old == "8" and seen == "16"
 
 
+@pytest.mark.every_kernel
 def test_stripe_cache_size_is_readable_and_writable(lab: LabHandle) -> None:
     old, seen = _swap(lab, "lab-server", "/sys/block/md0/md/stripe_cache_size", "1024")
     assert old == "256" and seen == "1024"
     assert "raid5" in lab.run("lab-server", "cat /proc/mdstat").stdout
 
 
+@pytest.mark.every_kernel
 def test_mount_readahead_is_readable_and_writable(lab: LabHandle) -> None:
     bdi = lab.run("lab-client1", "mountpoint -d /mnt/lab").stdout.strip()
     path = f"/sys/class/bdi/{bdi}/read_ahead_kb"
@@ -95,6 +100,7 @@ def test_hosts_mtu_remakes_the_standing_mounts_connection_at_it(lab: LabHandle) 
     assert "advmss:1448" in lab.run("lab-client1", nfs_conn).stdout  # as at boot
 
 
+@pytest.mark.every_kernel
 def test_link_is_shaped_and_offloads_are_off(lab: LabHandle) -> None:
     qdisc = subprocess.run(["ip", "netns", "exec", lab.lab.netns, "tc", "qdisc", "show", "dev", "tap1"],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
