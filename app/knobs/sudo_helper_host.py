@@ -98,6 +98,7 @@ def _tee_input(text):
 NUMBER_INPUT = Arg("NUMBER", "a whole number, ASCII digits, at most 12", _tee_input)
 DROP_INPUT = Arg("1|2|3", "1, 2 or 3", lambda v: v if _fullmatch(r"[123]\n?", v) else _refuse("drop_caches takes 1, 2 or 3"))
 THREADS = _number("THREADS", 1, 1024)
+MIN_THREADS = _number("MIN_THREADS", 0, 1024)
 
 
 # -- exports ------------------------------------------------------------------------------
@@ -332,6 +333,9 @@ CONTRACT = (
     _row("tee", (WRITABLE_FILE,), "one tunable's kernel file: writes the number on stdin", NUMBER_INPUT),
     _row("cat", ("--", READABLE_FILE), "reads one of nfsd's or a tunable's kernel files"),
     _row("rpc.nfsd", (THREADS,), "starts nfsd with this many threads (after a max_block_size change)"),
+    _row("nfsdctl", ("threads", THREADS), "nfsd's thread count, through its netlink interface (nfs-utils 2.7+)"),
+    _row("nfsdctl", ("threads", "-m", MIN_THREADS, THREADS),
+         "a self-scaling nfsd's floor (Linux 7.0), set with the thread count nfsd has"),
     _row("exportfs", ("-v",), "lists the exports"),
     _row("exportfs", ("-o", EXPORT_OPTIONS, EXPORT_TARGET),
          "re-exports an export that exists, with its own options and sync/async, (no_)wdelay toggled"),

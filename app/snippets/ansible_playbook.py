@@ -59,12 +59,11 @@ def server_play(config: Knobs, ctx: SnippetContext) -> list[str]:
     lines = ["- name: \"NFS server settings measured by nfs-tuner\"",
              f"  hosts: {_s(_hosts((ctx.server_host,), 'nfs_server'))}", "  become: true", "  tasks:"]
     handlers: list[str] = []
-    if "nfsd_threads" in config or "nfsvers" in config:
+    if any(k in config for k in ("nfsd_threads", "nfsd_min_threads", "nfsvers")):
         lines += _task("nfsd settings in an nfs.conf drop-in", "ansible.builtin.copy",
                        {"dest": nfs_files.NFS_CONF_DROPIN, "content": nfs_files.nfs_conf(config), "mode": "0644"},
                        {"notify": _s("apply nfsd threads")})
-        threads = int(config.get("nfsd_threads", 0))
-        cmd = f"rpc.nfsd {threads}" if threads else "systemctl restart nfs-server"
+        cmd = nfs_files.threads_command(config, ctx) or "systemctl restart nfs-server"
         handlers += _task("apply nfsd threads", "ansible.builtin.command", {"cmd": cmd})
     if "max_block_size" in config:  # at the next start of nfs-server: a restart, so the admin's to run
         lines += _task("nfsd max_block_size at every start", "ansible.builtin.copy",

@@ -75,9 +75,11 @@ def context_from_facts(
         for m in _list(latest[c][1], "nfs_mounts"):
             if m.get("export") == path and m.get("mount_point"):
                 mount_point = str(m["mount_point"])
+    nfsd = sfacts.get("nfsd")
+    netlink = isinstance(nfsd, Mapping) and nfsd.get("interface") == "netlink"
     return _with(base, server=server_addr or server, export_path=path, export_clients=spec,
                  export_options=options, mount_point=mount_point, md_device=md, server_host=server,
-                 client_hosts=clients or base.client_hosts, nics=nics)
+                 client_hosts=clients or base.client_hosts, nics=nics, nfsd_netlink=netlink)
 
 
 def _with(ctx: SnippetContext, **changes: Any) -> SnippetContext:

@@ -63,16 +63,35 @@ def exports_line(config: Knobs, ctx: SnippetContext) -> str:
 
 
 def nfs_conf(config: Knobs) -> str:
-    """The [nfsd] settings measured: threads, and the NFS version the clients mount with."""
+    """The [nfsd] settings measured: threads (on a self-scaling nfsd the most, with min-threads the floor),
+    and the NFS version the clients mount with."""
     lines = ["# nfs-tuner: nfsd settings measured to be best", "[nfsd]"]
     if "nfsd_threads" in config:
         lines.append(f"threads={int(config['nfsd_threads'])}")
+    if "nfsd_min_threads" in config:  # read by nfsdctl autostart (nfs-utils with `nfsdctl threads -m`)
+        lines.append(f"min-threads={int(config['nfsd_min_threads'])}")
     if "nfsvers" in config:
         # enable the measured version; others stay as they are (other clients may need them)
         lines.append(f"vers{config['nfsvers']}=y")
     return "\n".join(lines) + "\n"
 
 
+def threads_command(config: Knobs, ctx: SnippetContext) -> str | None:
+    """What changes nfsd's threads at once, through the interface the server has; None: only a restart."""
+    if "nfsd_threads" not in config:
+        return None
+    threads = int(config["nfsd_threads"])
+    if not ctx.nfsd_netlink:
+        return f"rpc.nfsd {threads}"
+    floor = f"-m {int(config['nfsd_min_threads'])} " if "nfsd_min_threads" in config else ""
+    return f"nfsdctl threads {floor}{threads}"
+
+
+NFS_CONF_PROCFS = ("Takes effect when nfs-server restarts; `rpc.nfsd N` changes the thread count at once. "
+                   "On nfs-utils older than 2.5, put the lines into /etc/nfs.conf itself.")
+NFS_CONF_NETLINK = ("Takes effect when nfs-server restarts (`nfsdctl autostart` reads threads=, the most threads, and "
+                    "min-threads=, the floor of a self-scaling nfsd; without threads= it starts 16); "
+                    "`nfsdctl threads N` (`-m MIN N` with a floor) changes them at once.")
 WDELAY_NOTE = "wdelay/no_wdelay only matters on a sync export: on an async one the server does not wait anyway."
 FSTAB_STEP = ("rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
               "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
@@ -98,8 +117,7 @@ def nfs_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
                 + (f" {WDELAY_NOTE}" if "export_wdelay" in config else ""),
                 "server", risky=is_async),
     ]
-    if "nfsd_threads" in config or "nfsvers" in config:
+    if any(k in config for k in ("nfsd_threads", "nfsd_min_threads", "nfsvers")):
         out.append(Snippet("nfs.conf", "nfsd settings (/etc/nfs.conf drop-in)", NFS_CONF_DROPIN, nfs_conf(config),
-                           "Takes effect when nfs-server restarts; `rpc.nfsd N` changes the thread count at once. "
-                           "On nfs-utils older than 2.5, put the lines into /etc/nfs.conf itself.", "server"))
+                           NFS_CONF_NETLINK if ctx.nfsd_netlink else NFS_CONF_PROCFS, "server"))
     return out

@@ -97,6 +97,8 @@ class _Nfsd:
                   timeout: float | None = None) -> CommandResult:  # fmt: skip
         if argv[0] == "python3":  # the dead-man switch: armed, fed, its list written
             return CommandResult(0, "armed 4242\n" if "arm" in argv else "", "")
+        if argv[0] == "env" and "nfsdctl" in argv:  # a host without nfsdctl (nfs-utils before 2.7): /proc alone
+            return CommandResult(127, "", "env: 'nfsdctl': No such file or directory")
         if argv[0] == "cat":
             return CommandResult(0, self._read(argv[-1]), "")
         if argv[0] == "tee":
@@ -216,7 +218,7 @@ def test_a_thread_change_puts_the_block_size_back_first_and_makes_it_again_after
     plan = Plan(knobs={"nfsd_threads": (8, 32), "max_block_size": (65536, MIB)}, strategy="grid")
     spec = SweepSpec("srv", ("c1",), "/srv/nfs", plan, restart_opt_in=True)
     journal = RecordingJournal()
-    applier = ConfigApplier(journal, {}, spec, "/mnt/nfs-tuner-t")  # type: ignore[arg-type]
+    applier = ConfigApplier(journal, {"srv": _Nfsd()}, spec, "/mnt/nfs-tuner-t")  # type: ignore[arg-type]
     group = ("nfsd_threads", "max_block_size")
 
     async def run() -> None:
