@@ -60,7 +60,6 @@ def test_hdd_makes_sync_exports_and_a_small_stripe_cache_cost(on_profile: Lab) -
     assert tables.count("delay") == 3 and " 0 1 " in tables
 
 
-@pytest.mark.every_kernel
 def test_contention_makes_nfsd_threads_matter_and_pool_stats_show_the_queue(on_profile: Lab) -> None:
     on_profile.set_profile("contention")
     few = effects.rand_read(on_profile, threads=1, streams=4, seconds=5, mib=64)
