@@ -25,6 +25,8 @@ MIN_THREADS_NOTE = ("Too low a floor makes a burst wait while threads start; 0 t
                     "nfsdctl with the thread count nfsd has, which it keeps.")
 IO_SIZES = ("powers of two from 4 KiB; the mount takes at most what nfsd offers (max_block_size: 1 MiB, up to "
             "4 MiB from Linux 6.16) and what the client's kernel allows")
+POOL_MODE_NOTE = ("nfsd takes a new pool mode only while stopped: each change restarts it (its threads and listeners "
+                  "as they were), and every NFSv4 client then waits out the grace period. Needs an explicit opt-in.")
 ACTIMEO_RISK = (f"Cache coherence: attributes (size, mtime) may be stale for up to actimeo seconds, so a client "
                 f"may miss another client's change for that long. {ONE_WRITER}")
 
@@ -52,6 +54,14 @@ SPECS: dict[str, KnobSpec] = {
                      "kernels before 6.16 take at most 1 MiB)", choices=_SIZES),
             Safety.RESTART, RESTART_NOTE,
             (65536, 262144, 1048576),
+        ),
+        KnobSpec(
+            "pool_mode", "nfsd pool mode", Scope.SERVER, "",
+            Validity("how nfsd groups its threads: one pool (global), one per CPU (percpu) or per NUMA node "
+                     "(pernode), or the kernel's choice (auto); only a host with several CPUs or nodes has several",
+                     choices=("global", "percpu", "pernode", "auto")),
+            Safety.RESTART, POOL_MODE_NOTE,
+            ("global", "percpu"),
         ),
         KnobSpec(
             "export_sync", "export sync/async", Scope.SERVER, "",

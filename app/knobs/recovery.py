@@ -18,7 +18,7 @@ from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
 from app.knobs.nfsd_netlink import NFSDCTL_THREADS, NfsdctlThreadsTarget, NfsdMinThreadsTarget
-from app.knobs.nfsd_restart import NfsdBlockSizeTarget
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget
 from app.knobs.targets import ExportOptionTarget, KernelFileTarget, ScratchMount, Target
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
@@ -52,6 +52,8 @@ def target_for(entry: JournalEntry) -> Target:
         return MtuTarget(entry.target)
     if entry.knob == "max_block_size":
         return NfsdBlockSizeTarget()  # restarts with the thread count it reads now
+    if entry.knob == "pool_mode":
+        return NfsdPoolModeTarget()
     if entry.knob in CLIENT_SYSCTLS:
         return client_sysctl(entry.knob, entry.target)
     if entry.knob == "test_mount":

@@ -33,8 +33,8 @@ NO_KNOB = "choose at least one knob to sweep"
 NO_WORKLOAD = "choose at least one workload"
 ASYNC_RISK = ("export_sync=async may lose acknowledged writes on a server crash: "
               "sweep it only with the async opt-in")  # fmt: skip
-RESTART_RISK = ("max_block_size restarts nfsd for each change, and every NFSv4 client waits out its grace period: "
-                "sweep it only with the restart opt-in")  # fmt: skip
+RESTART_RISK = ("it restarts nfsd for each change (max_block_size, pool_mode), and every NFSv4 client waits out its "
+                "grace period: sweep it only with the restart opt-in")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
-from app.knobs.nfsd_restart import NfsdBlockSizeTarget, grace_wait
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget, grace_wait
 from app.knobs.nfsd_netlink import NfsdMinThreadsTarget, threads_target
 from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, read_text, readahead, stripe_cache
 from app.knobs.transport import check_fresh, check_mtu, check_nconnect, mount_transport, nfs_connections, other_mounts_of
@@ -60,6 +60,8 @@ class ConfigApplier:
             return NfsdMinThreadsTarget()
         if knob == "max_block_size":
             return NfsdBlockSizeTarget()
+        if knob == "pool_mode":
+            return NfsdPoolModeTarget()
         if knob == "stripe_cache_size":
             if not self.md:
                 raise KnobError(f"stripe_cache_size needs an md RAID array under {self.spec.export}; there is none")
@@ -103,8 +105,8 @@ class ConfigApplier:
             out.notes.append(f"{exc}: this trial may have measured opens waiting for it")
             return
         if waited >= 1:
-            out.notes.append(f"nfsd restarted on {self.spec.server} for max_block_size; waited {waited:.0f} s for "
-                             "its NFSv4 grace period to end")  # fmt: skip
+            out.notes.append(f"nfsd restarted on {self.spec.server} for {' and '.join(k for k in RESTARTS if k in self.spec.plan.knobs)}; "
+                             f"waited {waited:.0f} s for its NFSv4 grace period to end")  # fmt: skip
 
     async def _host_wide_knobs(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         """The client's kernel settings, before the mount (the slot table sizes connections made after

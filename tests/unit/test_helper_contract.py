@@ -44,7 +44,7 @@ EXAMPLES: dict[str, str] = {
     "EXPORT_OPTIONS": "rw,async,no_subtree_check", "CLIENT:/PATH": f"{EXPORT[0]}:{EXPORT[1]}",
     "MOUNT_POINT": MOUNT_POINT, "TYPE": "nfs", "OPTIONS": "vers=4.2,rsize=1048576,nconnect=4",
     "SERVER:/PATH": "nfs1:/srv/nfs", "COUNT": "2", "WAIT": "2", "SIZE": "8972", "IP": "10.0.0.1",
-    "IFACE": "eth0", "MTU": "9000", "SWITCH_DIR": TOKEN_DIR, "TIMEOUT": "60", "MIN_THREADS": "2",
+    "IFACE": "eth0", "MTU": "9000", "SWITCH_DIR": TOKEN_DIR, "TIMEOUT": "60", "MIN_THREADS": "2", "POOL_MODE": "percpu\n",
     "NUMBER": "16\n", "1|2|3": "3\n", "RESTORE_JSON": '[{"id": 1, "steps": [{"argv": ["sync"]}]}]',
 }  # fmt: skip
 
@@ -250,6 +250,8 @@ def allowed(out: list[str], stdin: str) -> bool:
     digits = re.compile(r"[0-9]+", re.ASCII)
     if prog == "sync":
         return a == []
+    if prog == "tee" and a == ["/sys/module/sunrpc/parameters/pool_mode"]:
+        return stdin.rstrip("\n") in ("global", "percpu", "pernode", "auto") and stdin.count("\n") <= 1
     if prog == "tee":
         return len(a) == 1 and bool(_TUNABLES.fullmatch(a[0])) and bool(re.fullmatch(r"[0-9]{1,12}\n?", stdin, re.ASCII))
     if prog == "cat":

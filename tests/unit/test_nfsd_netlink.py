@@ -161,3 +161,14 @@ def test_snippets_write_what_that_servers_nfs_utils_reads() -> None:
     assert "nfsdctl autostart" in conf.safety and "min-threads=" in conf.safety
     (conf,) = [s for s in nfs_snippets({"nfsd_threads": 32}, procfs) if s.key == "nfs.conf"]
     assert "rpc.nfsd N" in conf.safety
+
+
+def test_the_pool_mode_persists_where_that_servers_nfs_utils_reads_it() -> None:
+    netlink, procfs = SnippetContext(nfsd_netlink=True), SnippetContext()
+    (conf,) = [s for s in nfs_snippets({"pool_mode": "percpu"}, netlink) if s.key == "nfs.conf"]
+    assert conf.text.splitlines()[-1] == "pool-mode=percpu"  # nfsdctl autostart reads it
+    snippets = {s.key: s for s in nfs_snippets({"pool_mode": "percpu", "nfsd_threads": 16}, procfs)}
+    assert "pool-mode" not in snippets["nfs.conf"].text  # rpc.nfsd does not: sunrpc's module option does
+    assert snippets["sunrpc-pool-mode"].text.splitlines()[-1] == "options sunrpc pool_mode=percpu"
+    with pytest.raises(ValueError, match="pool_mode must be one of"):
+        nfs_snippets({"pool_mode": "percpu\noptions sunrpc evil=1"}, procfs)
