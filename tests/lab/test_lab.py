@@ -180,3 +180,16 @@ def _mentions(cmdline: Path, text: str) -> bool:
         return text.encode() in cmdline.read_bytes()
     except OSError:
         return False
+
+
+def test_a_run_asking_for_another_kernel_than_the_running_labs_gets_a_sibling_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NFS_TUNER_LAB_KERNEL=7.2 beside an admin's 6.1 lab: the tests neither use nor disturb it (tests/conftest.py)."""
+    from tests.conftest import _lab_for
+
+    main = Lab()
+    monkeypatch.setattr(Lab, "is_up", lambda self: self.dir == main.dir)
+    monkeypatch.setattr(Lab, "kernel_name", lambda self: "6.1")
+    assert _lab_for(None).dir == main.dir and _lab_for("6.1").dir == main.dir
+    sibling = _lab_for("7.2")
+    assert sibling.dir == main.dir.with_name(f"{main.dir.name}-7.2") and sibling.kernels == main.kernels
+    assert sibling.netns != main.netns
