@@ -371,10 +371,10 @@ class PlanPage(Page):
         for knob in self.knobs:
             if knob.opt_in == kind:
                 self.checks[knob.name].setEnabled(on)
-                self.checks[knob.name].setChecked(on and sweep)
+                self.checks[knob.name].setChecked(on and sweep and knob.tried_on_opt_in)
                 self.edits[knob.name].setEnabled(on)
                 if not sweep:
-                    self._sweep_checks[knob.name] = on
+                    self._sweep_checks[knob.name] = on and knob.tried_on_opt_in
         self._changed()
 
     # --- the plan and its checks: the core's (app.session.plan), in the CLI's words ---
