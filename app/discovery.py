@@ -44,6 +44,7 @@ ROOT_ONLY_NFSD = {
     "nfsd_versions": "/proc/fs/nfsd/versions",
     "nfsd_pool_stats": "/proc/fs/nfsd/pool_stats",
     "nfsd_max_block_size": "/proc/fs/nfsd/max_block_size",
+    "nfsd_pool_threads": "/proc/fs/nfsd/pool_threads",
 }
 
 

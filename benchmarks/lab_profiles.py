@@ -10,8 +10,9 @@ benchmarks/grids.py reads (several runs per configuration, wall time per run).
     sudo .venv/bin/python benchmarks/lab_profiles.py wan --runs 2     # one profile
     sudo .venv/bin/python benchmarks/lab_profiles.py --no-record      # tables only
 
-The lab must be up (make lab-up); each profile is set on it in turn and the lab is
-left on the profile it had.
+The lab must be up (make lab-up, or make lab-up KERNEL=7.2: that kernel's grids go to
+benchmarks/data/uml-7.2/); each profile is set on it in turn and the lab is left on the
+profile it had.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.lab import effects  # noqa: E402
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL  # noqa: E402
 from tests.lab.lab import Lab  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
@@ -194,9 +196,14 @@ def main() -> int:
     tables = on_profiles(lab, args.profiles or list(measure), lambda name: measure[name]())
     print_tables(args.runs, started, tables)
     if not args.no_record:
+        kernel = lab.kernel_name() or DEFAULT_KERNEL
+        # The default kernel's grids are the ones benchmarks/grids.py replays; another kernel's go beside them.
+        out = DATA if kernel == DEFAULT_KERNEL else DATA / f"uml-{kernel}"
+        out.mkdir(exist_ok=True)
         for key, grid in rec.grids.items():
-            grid["source"] = f"{grid['source']}; recorded {time.strftime('%Y-%m-%d')} by benchmarks/lab_profiles.py"
-            path = DATA / f"grid_{key}.json"
+            grid["source"] = (f"{grid['source']}; UML {kernel}; recorded {time.strftime('%Y-%m-%d')} by "
+                              "benchmarks/lab_profiles.py")
+            path = out / f"grid_{key}.json"
             path.write_text(json.dumps(grid, indent=1) + "\n")
             print(f"wrote {path.relative_to(REPO)}")
     return 0

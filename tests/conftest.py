@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL
 from tests.lab.lab import Lab, LabError
 
 
@@ -42,17 +43,31 @@ def _lab_skip_reason() -> str | None:
     return None
 
 
+def _lab_for(kernel: str | None) -> Lab:
+    """The repo's lab; when it is up on another kernel than the one asked for, a sibling lab
+    (``.lab-7.2``) that shares its kernel cache, so a running lab is neither used nor disturbed."""
+    main = Lab()
+    running = main.kernel_name() if main.is_up() else None
+    if kernel is None or running in (None, kernel):
+        return main
+    return Lab(main.dir.with_name(f"{main.dir.name}-{kernel}"), kernels=main.kernels)
+
+
 @pytest.fixture(scope="session")
 def lab() -> Iterator[LabHandle]:
-    """The running lab; started once per test run (and stopped after) unless already up."""
+    """The running lab; started once per test run (and stopped after) unless already up.
+
+    NFS_TUNER_LAB_KERNEL (tests/lab/kernels.py) asks for the guests' kernel; `make test` runs the
+    whole suite on the default one, then the tests marked ``every_kernel`` on UML 7.2."""
     reason = _lab_skip_reason()
     if reason:
         pytest.skip(reason)
-    the_lab = Lab()
+    kernel = os.environ.get("NFS_TUNER_LAB_KERNEL") or None
+    the_lab = _lab_for(kernel)
     started_here = not the_lab.is_up()
     if started_here:
         try:
-            the_lab.up(profile="gigabit")
+            the_lab.up(profile="gigabit", kernel=kernel or DEFAULT_KERNEL)
         except LabError as exc:
             pytest.fail(f"the lab did not start: {exc}", pytrace=False)
     else:

@@ -17,6 +17,7 @@ from app.knobs.sudo_helper import with_helper_check
 from app.facts import HostFacts
 from app.hosts import HostPool, SshSettings, UnknownHostKey
 from app.vocabulary import memory_text
+from app.vocabulary.knobs import nfsd_threads_text
 
 
 def register(subparsers: Any) -> None:
@@ -158,7 +159,8 @@ def summary(f: HostFacts, seconds: float) -> str:
         lines.append(f"  export {ex.path} -> {ex.client} ({','.join(ex.options)}){where}")
     if f.nfsd.running:
         vers = " ".join(("+" if on else "-") + v for v, on in f.nfsd.versions.items())
-        lines.append(f"  nfsd: {f.nfsd.threads} threads, versions {vers or '?'}")
+        lines.append(f"  nfsd: {nfsd_threads_text(f.nfsd)}, versions {vers or '?'}, max block size "
+                     f"{f.nfsd.max_block_size or '?'} (read through {f.nfsd.interface})")
     for c in f.client_candidates:
         named = f" ({c.nfs4_name})" if c.nfs4_name else ""
         lines.append(f"  connected client {c.address}{named}")

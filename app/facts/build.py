@@ -89,13 +89,7 @@ def build_host_facts(host: str, output: str) -> HostFacts:
         if configured.value:
             problems.append("exportfs -v showed nothing; exports taken from /etc/exports (may not be active)")
             exports = configured
-    nfsd = parse_nfsd(
-        g("nfsd_present", ""),
-        g("nfsd_threads", ""),
-        g("nfsd_versions", ""),
-        g("nfsd_pool_stats", ""),
-        g("nfsd_max_block_size", ""),
-    )
+    nfsd = parse_nfsd(sec)
     v4 = parse_nfsd_clients(g("nfsd_clients", ""))
     peers = parse_tcp(g("tcp", ""), local_port=2049)
     nfs = nfs_mounts(mounts.value, stats.value, bdi.value)

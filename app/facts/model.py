@@ -99,13 +99,31 @@ class PoolStats:
     values: dict[str, int] = field(default_factory=dict)  # header name -> counter
 
 
+NETLINK = "netlink"  # NfsdState.interface: nfsd's generic netlink family, through nfsdctl
+PROCFS = "procfs"  # /proc/fs/nfsd and /sys/module/sunrpc/parameters
+
+
 @dataclass(frozen=True)
 class NfsdState:
+    """nfsd as its host reports it: through nfsd's netlink interface (``nfsdctl``) where the host's
+    kernel and nfs-utils have it, else through /proc/fs/nfsd and sunrpc's module parameter."""
+
     running: bool = False  # /proc/fs/nfsd is there (module loaded)
-    threads: int | None = None
+    threads: int | None = None  # every pool's together; the most a self-scaling nfsd may run
     versions: dict[str, bool] = field(default_factory=dict)  # "4.2" -> enabled
     pools: tuple[PoolStats, ...] = ()
     max_block_size: int | None = None
+    interface: str = PROCFS  # NETLINK when `nfsdctl threads` answered: the knobs then act through nfsdctl
+    pool_threads: tuple[int, ...] = ()  # threads per pool
+    min_threads: int | None = None  # a self-scaling nfsd's floor (0: a fixed pool); None: no such setting here
+    pool_mode: str | None = None  # global, percpu, pernode or auto
+    npools: int | None = None
+    listeners: tuple[str, ...] = ()  # "tcp:0.0.0.0:2049" (netlink) or "tcp 2049" (portlist)
+
+    @property
+    def self_scaling(self) -> bool:
+        """Threads start and stop between min_threads and threads (Linux 7.0's dynamic threads)."""
+        return bool(self.min_threads)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 
 from app.facts.model import (
     ClientCandidate,
@@ -11,11 +12,14 @@ from app.facts.model import (
     MountEntry,
     Nfs4Client,
     NfsdState,
+    NETLINK,
+    PROCFS,
     NfsMount,
     Parsed,
     PoolStats,
     TcpPeer,
 )
+from app.facts.parse_nfsdctl import counts, parse_listeners, parse_pool_mode, parse_threads
 from app.facts.parse_storage import unescape_mount_field
 from app.facts.parse_system import to_int
 
@@ -81,12 +85,14 @@ def parse_etc_exports(text: str) -> Parsed[tuple[ExportEntry, ...]]:
 
 
 def parse_versions(text: str) -> Parsed[dict[str, bool]]:
-    """/proc/fs/nfsd/versions: "-2 +3 +4 +4.1 +4.2"."""
+    """/proc/fs/nfsd/versions ("-2 +3 +4 +4.1 +4.2") or ``nfsdctl version`` ("+3.0 -4.0 +4.1 +4.2";
+    its "3.0" is /proc's "3")."""
     out: dict[str, bool] = {}
     problems: list[str] = []
     for word in text.split():
-        if len(word) > 1 and word[0] in "+-" and re.fullmatch(r"\d+(\.\d+)?", word[1:]):
-            out[word[1:]] = word[0] == "+"
+        if len(word) > 1 and word[0] in "+-" and re.fullmatch(r"[0-9]{1,2}(\.[0-9]{1,2})?", word[1:]):
+            version = word[1:].removesuffix(".0") if word[1:] in ("2.0", "3.0") else word[1:]
+            out[version] = word[0] == "+"
         else:
             problems.append(f"odd nfsd version word: {word[:20]!r}")
     return Parsed(out, tuple(problems))
@@ -112,26 +118,46 @@ def parse_pool_stats(text: str) -> Parsed[tuple[PoolStats, ...]]:
     return Parsed(tuple(pools), tuple(problems))
 
 
-def parse_nfsd(
-    present: str, threads: str, versions: str, pool_stats: str, max_block_size: str
-) -> Parsed[NfsdState]:
-    if present.strip() != "yes":
+def parse_nfsd(sections: Mapping[str, str]) -> Parsed[NfsdState]:
+    """nfsd's state from the gather script's sections: nfsdctl's (netlink) where it answered,
+    else /proc/fs/nfsd's and sunrpc's pool_mode parameter (app/facts/script.py)."""
+    g = sections.get
+    if g("nfsd_present", "").strip() != "yes":
         return Parsed(NfsdState(running=False))
     problems: list[str] = []
-    thread_count = to_int(threads)
-    if thread_count is None:
-        problems.append("could not read /proc/fs/nfsd/threads")
-    vers = parse_versions(versions)
-    pools = parse_pool_stats(pool_stats)
+    netlink = parse_threads(g("nfsdctl_threads", ""))
+    pool_threads, min_threads = netlink.value
+    threads: int | None
+    if pool_threads:
+        interface, threads = NETLINK, sum(pool_threads)
+        vers = parse_versions(g("nfsdctl_version", "").strip() or g("nfsd_versions", ""))
+        mode = parse_pool_mode(g("nfsdctl_pool_mode", ""))
+        ports = parse_listeners(g("nfsdctl_listener", ""))
+    else:
+        interface, threads = PROCFS, to_int(g("nfsd_threads", ""))
+        pool_threads = counts(g("nfsd_pool_threads", "")) or ()
+        vers = parse_versions(g("nfsd_versions", ""))
+        mode = parse_pool_mode(g("sunrpc_pool_mode", ""))
+        ports = parse_listeners(g("nfsd_portlist", ""))
+        if threads is None:
+            problems.append("could not read /proc/fs/nfsd/threads")
+    pools = parse_pool_stats(g("nfsd_pool_stats", ""))
+    pool_mode, npools = mode.value
     return Parsed(
         NfsdState(
             running=True,
-            threads=thread_count,
+            threads=threads,
             versions=vers.value,
             pools=pools.value,
-            max_block_size=to_int(max_block_size),
+            max_block_size=to_int(g("nfsd_max_block_size", "")),
+            interface=interface,
+            pool_threads=pool_threads,
+            min_threads=min_threads,
+            pool_mode=pool_mode,
+            npools=npools or (len(pool_threads) if pool_threads else None),
+            listeners=ports.value,
         ),
-        tuple(problems) + vers.problems + pools.problems,
+        tuple(problems) + netlink.problems + vers.problems + pools.problems + mode.problems + ports.problems,
     )
 
 

@@ -13,7 +13,7 @@ MARKER = "@@nfs-tuner-section:"
 
 # Commands whose paths go into the sudoers line and the tool list.
 TOOLS: tuple[str, ...] = (
-    "rpc.nfsd", "exportfs", "sysctl", "mount", "umount", "ip", "tee", "python3", "fio", "ethtool",
+    "rpc.nfsd", "nfsdctl", "exportfs", "sysctl", "mount", "umount", "ip", "tee", "python3", "fio", "ethtool",
 )
 
 # Every fork costs ~0.1 s on slow hosts (and on the UML lab), so files are read with
@@ -78,6 +78,17 @@ sec nfsd_threads; show /proc/fs/nfsd/threads
 sec nfsd_versions; show /proc/fs/nfsd/versions
 sec nfsd_pool_stats; show /proc/fs/nfsd/pool_stats
 sec nfsd_max_block_size; show /proc/fs/nfsd/max_block_size
+sec nfsd_pool_threads; show /proc/fs/nfsd/pool_threads
+sec nfsd_portlist; show /proc/fs/nfsd/portlist
+sec sunrpc_pool_mode; show /sys/module/sunrpc/parameters/pool_mode
+# nfsd's netlink interface, read by nfs-utils' nfsdctl (any login may): only while nfsd is loaded,
+# since nfsdctl loads the module otherwise. Where it does not answer the /proc files above stand.
+if [ -e /proc/fs/nfsd/threads ] && command -v nfsdctl >/dev/null 2>&1; then
+  sec nfsdctl_threads; nfsdctl threads 2>/dev/null
+  sec nfsdctl_pool_mode; nfsdctl pool-mode 2>/dev/null
+  sec nfsdctl_version; nfsdctl version 2>/dev/null
+  sec nfsdctl_listener; nfsdctl listener 2>/dev/null
+fi
 sec nfsd_clients
 for f in /proc/fs/nfsd/clients/*/info; do
   [ -r "$f" ] || continue
@@ -94,7 +105,7 @@ if command -v python3 2>/dev/null; then
   python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null
 fi
 sec tools
-for c in rpc.nfsd exportfs sysctl mount umount ip tee python3 fio ethtool; do
+for c in rpc.nfsd nfsdctl exportfs sysctl mount umount ip tee python3 fio ethtool; do
   printf '%s ' "$c"; command -v "$c" 2>/dev/null || echo
 done
 sec end

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.knobs.model import KnobSpec, Safety, Scope, Validity
 
-_SIZES = tuple(2**k for k in range(12, 21))  # 4 KiB … 1 MiB, the NFS client's range
+_SIZES = tuple(2**k for k in range(12, 23))  # 4 KiB … 4 MiB: 1 MiB until nfsd's 4 MiB (Linux 6.16)
 WDELAY_NOTE = ("Only matters on sync exports: wdelay holds a write briefly to commit it with related ones; "
                "no_wdelay commits each at once (often better for small independent writes).")
 ONE_WRITER = "Right only for data one client writes, or that rarely changes."
@@ -24,6 +24,12 @@ KERNEL_RANGE = r"[0-9]{1,3}–[0-9]{1,3}"  # the attribute cache's own range whe
 RESTART_NOTE = ("nfsd takes a new value only while stopped: each change stops and restarts it (its threads and "
                 "listeners as they were), and every NFSv4 client then waits out the grace period "
                 "(nfsv4gracetime, 90 s by default) before opening files. Needs an explicit opt-in.")
+MIN_THREADS_NOTE = ("Too low a floor makes a burst wait while threads start; 0 turns self-scaling off. Set through "
+                    "nfsdctl with the thread count nfsd has, which it keeps.")
+IO_SIZES = ("powers of two from 4 KiB; the mount takes at most what nfsd offers (max_block_size: 1 MiB, up to "
+            "4 MiB from Linux 6.16) and what the client's kernel allows")
+POOL_MODE_NOTE = ("nfsd takes a new pool mode only while stopped: each change restarts it (its threads and listeners "
+                  "as they were), and every NFSv4 client then waits out the grace period. Needs an explicit opt-in.")
 ACTIMEO_RISK = (f"Cache coherence: attributes (size, mtime) may be stale for up to actimeo seconds, so a client "
                 f"may miss another client's change for that long. {ONE_WRITER}")
 
@@ -38,11 +44,27 @@ SPECS: dict[str, KnobSpec] = {
             (8, 16, 32, 64),
         ),
         KnobSpec(
+            "nfsd_min_threads", "nfsd threads, at least", Scope.SERVER, "threads",
+            Validity("the floor of a self-scaling nfsd (Linux 7.0, nfsdctl threads -m): 0 keeps a fixed pool of "
+                     "nfsd_threads; N runs at least N per pool and starts more, up to nfsd_threads, while requests "
+                     "wait (idle ones above N exit after 5 s)", minimum=0, maximum=1024),
+            Safety.SERVICE, MIN_THREADS_NOTE,
+            (0, 2, 8),
+        ),
+        KnobSpec(
             "max_block_size", "nfsd max block size", Scope.SERVER, "bytes",
-            Validity("the largest read or write nfsd offers; caps the clients' rsize and wsize (4 KiB–1 MiB)",
-                     choices=_SIZES),
+            Validity("the largest read or write nfsd offers; caps the clients' rsize and wsize (4 KiB–4 MiB; "
+                     "kernels before 6.16 take at most 1 MiB)", choices=_SIZES),
             Safety.RESTART, RESTART_NOTE,
             (65536, 262144, 1048576),
+        ),
+        KnobSpec(
+            "pool_mode", "nfsd pool mode", Scope.SERVER, "",
+            Validity("how nfsd groups its threads: one pool (global), one per CPU (percpu) or per NUMA node "
+                     "(pernode), or the kernel's choice (auto); only a host with several CPUs or nodes has several",
+                     choices=("global", "percpu", "pernode", "auto")),
+            Safety.RESTART, POOL_MODE_NOTE,
+            ("global", "percpu"),
         ),
         KnobSpec(
             "export_sync", "export sync/async", Scope.SERVER, "",
@@ -65,13 +87,13 @@ SPECS: dict[str, KnobSpec] = {
         ),
         KnobSpec(
             "rsize", "rsize", Scope.TEST_MOUNT, "bytes",
-            Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
+            Validity(IO_SIZES, choices=_SIZES),
             Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
             (32768, 131072, 1048576),
         ),
         KnobSpec(
             "wsize", "wsize", Scope.TEST_MOUNT, "bytes",
-            Validity("the Linux client uses powers of two from 4 KiB to 1 MiB", choices=_SIZES),
+            Validity(IO_SIZES, choices=_SIZES),
             Safety.SAFE, "Applied on nfs-tuner's own test mount; the server may cap it.",
             (32768, 131072, 1048576),
         ),

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from app.facts import HostFacts
-from app.facts.model import NfsMount
+from app.facts.model import NETLINK, NfsMount
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
 from app.knobs.model import KnobSpec, Scope
-from app.knobs.nfsd_restart import BLOCK_SIZE_FILE
+from app.knobs.nfsd_netlink import NFSDCTL_FLOOR, NFSDCTL_THREADS
+from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, POOL_MODE_FILE
 from app.knobs.targets import NFSD_THREADS_FILE, MountOptions, export_wdelay
 
 
@@ -62,8 +63,14 @@ def _facing_nic(facts: HostFacts) -> list[tuple[str, int | None]]:
 
 
 def knob_rows(server: HostFacts, clients: list[HostFacts], export: str | None = None) -> list[KnobRow]:
-    rows = [_row(SPECS["nfsd_threads"], server, NFSD_THREADS_FILE, server.nfsd.threads),
-            _row(SPECS["max_block_size"], server, BLOCK_SIZE_FILE, server.nfsd.max_block_size)]
+    nfsd = server.nfsd
+    netlink = nfsd.interface == NETLINK
+    rows = [_row(SPECS["nfsd_threads"], server, NFSDCTL_THREADS if netlink else NFSD_THREADS_FILE, nfsd.threads)]
+    if netlink and nfsd.min_threads is not None:  # a kernel whose threads scale themselves (Linux 7.0)
+        rows.append(_row(SPECS["nfsd_min_threads"], server, NFSDCTL_FLOOR, nfsd.min_threads))
+    rows.append(_row(SPECS["max_block_size"], server, BLOCK_SIZE_FILE, nfsd.max_block_size))
+    if nfsd.pool_mode and (server.cpu_count or 1) > 1:  # one CPU: every mode makes the one pool
+        rows.append(_row(SPECS["pool_mode"], server, POOL_MODE_FILE, nfsd.pool_mode))
     for e in server.exports:
         if export is None or e.path == export:
             rows.append(_row(SPECS["export_sync"], server, f"{e.client}:{e.path}", "async" if e.is_async else "sync"))

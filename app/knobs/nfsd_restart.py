@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from app.hosts import HostConnection
 from app.knobs.catalog import SPECS
@@ -35,6 +36,7 @@ END_GRACE_FILE = f"{NFSD}/v4_end_grace"
 GRACE_TIME_FILE = f"{NFSD}/nfsv4gracetime"
 TRANSPORTS = ("tcp", "udp", "rdma")
 WILDCARD = ("*", "0.0.0.0", "[::]", "::")
+POOL_MODE_FILE = "/sys/module/sunrpc/parameters/pool_mode"
 
 
 def listeners(portlist: str) -> tuple[str, ...]:
@@ -66,15 +68,19 @@ class NfsdBlockSizeTarget:
 
     spec: KnobSpec = SPECS["max_block_size"]
     threads: int = 0
+    FILE: ClassVar[str] = BLOCK_SIZE_FILE  # the setting nfsd takes only while stopped
 
     @property
     def target(self) -> str:
-        return BLOCK_SIZE_FILE
+        return self.FILE
+
+    async def setting(self, conn: HostConnection) -> Value:
+        return as_int(await read_text(conn, self.FILE), self.FILE)
 
     async def read(self, conn: HostConnection) -> Value:
-        """The size in force; also learns the thread count a restart brings back, and refuses an nfsd
+        """The setting in force; also learns the thread count a restart brings back, and refuses an nfsd
         that is stopped or listens on one address only."""
-        size = as_int(await read_text(conn, BLOCK_SIZE_FILE), BLOCK_SIZE_FILE)
+        size = await self.setting(conn)
         self.threads = as_int(await read_text(conn, THREADS_FILE), THREADS_FILE)
         if self.threads < 1:
             raise KnobError(f"nfsd is not running on {conn.name} (0 threads): start the NFS server first")
@@ -94,7 +100,7 @@ class NfsdBlockSizeTarget:
             raise KnobError("read nfsd's thread count before restarting it")
         # rpc.nfsd's failure must not leave nfsd down: the thread count written after it
         # starts nfsd on the kernel's own listeners, and changes nothing when rpc.nfsd did.
-        return [write_file(THREADS_FILE, 0), write_file(BLOCK_SIZE_FILE, size),
+        return [write_file(THREADS_FILE, 0), write_file(self.FILE, size),
                 Step(("rpc.nfsd", str(self.threads)), check=False), write_file(THREADS_FILE, self.threads)]  # fmt: skip
 
     def set_steps(self, value: Value) -> list[Step]:
@@ -102,6 +108,35 @@ class NfsdBlockSizeTarget:
 
     def restore_steps(self, old: Value) -> list[Step]:
         return self._restart(old)
+
+
+@dataclass
+class NfsdPoolModeTarget(NfsdBlockSizeTarget):
+    """sunrpc's pool_mode, taken only while no nfsd runs: the same restart. Refused on a host with one CPU
+    and one NUMA node, where every mode makes the one pool (the lab's guests)."""
+
+    spec: KnobSpec = SPECS["pool_mode"]
+    FILE: ClassVar[str] = POOL_MODE_FILE
+
+    async def setting(self, conn: HostConnection) -> Value:
+        mode = (await read_text(conn, self.FILE)).strip()
+        if mode not in self.spec.validity.choices:
+            raise KnobError(f"could not read {self.FILE} on {conn.name}: got {mode[:40]!r}")
+        online = (await conn.run(["cat", "--", "/sys/devices/system/cpu/online", "/sys/devices/system/node/online"])).stdout
+        if max((span_count(w) for w in online.split()), default=1) <= 1:
+            raise KnobError(f"{conn.name} has one CPU and one NUMA node: every pool mode makes one pool there")
+        return mode
+
+
+def span_count(spans: str) -> int:
+    """How many CPUs (or nodes) a sysfs list names: '0-3,8' is 5; nothing readable is 1."""
+    total = 0
+    for part in spans.split(","):
+        low, _, high = part.partition("-")
+        if not (low.isascii() and low.isdigit() and (not high or (high.isascii() and high.isdigit()))):
+            return 1
+        total += int(high or low) - int(low) + 1
+    return max(total, 1)
 
 
 async def grace_wait(conn: HostConnection, limit_s: float | None = None, poll_s: float = 1.0) -> float:

@@ -17,7 +17,8 @@ from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
 from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
-from app.knobs.nfsd_restart import NfsdBlockSizeTarget
+from app.knobs.nfsd_netlink import NFSDCTL_THREADS, NfsdctlThreadsTarget, NfsdMinThreadsTarget
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget
 from app.knobs.targets import ExportOptionTarget, KernelFileTarget, ScratchMount, Target
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
@@ -38,6 +39,10 @@ def token_of(entry: JournalEntry) -> str | None:
 
 def target_for(entry: JournalEntry) -> Target:
     """Rebuild the target a journal entry names, to read or restore it."""
+    if entry.knob == "nfsd_threads" and entry.target == NFSDCTL_THREADS:
+        return NfsdctlThreadsTarget()
+    if entry.knob == "nfsd_min_threads":
+        return NfsdMinThreadsTarget()  # sets the floor with the thread count it reads now
     if entry.knob in ("nfsd_threads", "stripe_cache_size", "read_ahead_kb"):
         return KernelFileTarget(SPECS[entry.knob], entry.target)
     if entry.knob in ("export_sync", "export_wdelay"):
@@ -47,6 +52,8 @@ def target_for(entry: JournalEntry) -> Target:
         return MtuTarget(entry.target)
     if entry.knob == "max_block_size":
         return NfsdBlockSizeTarget()  # restarts with the thread count it reads now
+    if entry.knob == "pool_mode":
+        return NfsdPoolModeTarget()
     if entry.knob in CLIENT_SYSCTLS:
         return client_sysctl(entry.knob, entry.target)
     if entry.knob == "test_mount":
@@ -118,8 +125,8 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     if isinstance(target, ExportOptionTarget):
         await target.read(conn)  # learn the export's other options, then set the old mode
         steps = target.set_steps(entry.old_value)
-    elif isinstance(target, NfsdBlockSizeTarget):
-        await target.read(conn)  # today's thread count: the restart brings it back
+    elif isinstance(target, NfsdBlockSizeTarget | NfsdMinThreadsTarget):
+        await target.read(conn)  # today's thread count: the restart, or the floor's setting, keeps it
         steps = target.restore_steps(entry.old_value)
     else:
         steps = target.restore_steps(entry.old_value)

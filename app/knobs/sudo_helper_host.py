@@ -98,6 +98,9 @@ def _tee_input(text):
 NUMBER_INPUT = Arg("NUMBER", "a whole number, ASCII digits, at most 12", _tee_input)
 DROP_INPUT = Arg("1|2|3", "1, 2 or 3", lambda v: v if _fullmatch(r"[123]\n?", v) else _refuse("drop_caches takes 1, 2 or 3"))
 THREADS = _number("THREADS", 1, 1024)
+POOL_MODE_INPUT = Arg("POOL_MODE", "global, percpu, pernode or auto",
+                      lambda v: v if _fullmatch(r"(global|percpu|pernode|auto)\n?", v) else _refuse("not a pool mode"))
+MIN_THREADS = _number("MIN_THREADS", 0, 1024)
 
 
 # -- exports ------------------------------------------------------------------------------
@@ -329,9 +332,14 @@ CONTRACT = (
     _row("version", (), "nothing: prints the helper's digest"),
     _row("sync", (), "flushes dirty pages to disk"),
     _row("tee", ("/proc/sys/vm/drop_caches",), "drops the page cache (before each trial)", DROP_INPUT),
+    _row("tee", ("/sys/module/sunrpc/parameters/pool_mode",), "nfsd's pool mode, while nfsd is stopped (its restart)",
+         POOL_MODE_INPUT),
     _row("tee", (WRITABLE_FILE,), "one tunable's kernel file: writes the number on stdin", NUMBER_INPUT),
     _row("cat", ("--", READABLE_FILE), "reads one of nfsd's or a tunable's kernel files"),
     _row("rpc.nfsd", (THREADS,), "starts nfsd with this many threads (after a max_block_size change)"),
+    _row("nfsdctl", ("threads", THREADS), "nfsd's thread count, through its netlink interface (nfs-utils 2.7+)"),
+    _row("nfsdctl", ("threads", "-m", MIN_THREADS, THREADS),
+         "a self-scaling nfsd's floor (Linux 7.0), set with the thread count nfsd has"),
     _row("exportfs", ("-v",), "lists the exports"),
     _row("exportfs", ("-o", EXPORT_OPTIONS, EXPORT_TARGET),
          "re-exports an export that exists, with its own options and sync/async, (no_)wdelay toggled"),
@@ -357,7 +365,7 @@ CONTRACT = (
 
 
 # How much of stdin a row's input may hold: read no further.
-STDIN_LIMITS = {"NUMBER": MAX_NUMBER_INPUT, "1|2|3": MAX_NUMBER_INPUT, "RESTORE_JSON": MAX_RESTORE_INPUT + 1}
+STDIN_LIMITS = {"NUMBER": MAX_NUMBER_INPUT, "1|2|3": MAX_NUMBER_INPUT, "POOL_MODE": MAX_NUMBER_INPUT, "RESTORE_JSON": MAX_RESTORE_INPUT + 1}
 
 
 def _shape(row, argv):

@@ -204,6 +204,8 @@ class MountOptions:
                 return None  # not what a kernel writes: unknown
             times = [int(t) for t in texts]
             return times[0] if len(set(times)) == 1 else f"{min(times)}–{max(times)}"
+        if knob == "nconnect" and negotiated:  # the kernel shows nconnect only above 1
+            return negotiated.get("nconnect", "1")
         return negotiated.get("vers" if knob == "nfsvers" else knob)
 
 

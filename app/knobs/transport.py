@@ -129,3 +129,16 @@ def check_fresh(transport: MountTransport, knob: str, client: str, server: str) 
         f"{knob} applies to new connections only. Unmount {server}'s other mounts on {client} for the sweep, "
         f"or leave {knob} out of it"
     )
+
+
+def check_nconnect(asked: int, taken: str, others: list[str], client: str, server: str) -> None:
+    """A test mount of a server that ``client`` already mounts runs with that mount's nconnect, whatever
+    it asked for: such a trial would measure the other mount's value under this one's name."""
+    if taken == str(asked):
+        return
+    pinned = f"{server}'s mount at {', '.join(others)}" if others else f"an earlier mount of {server}"
+    raise SharedConnection(
+        f"{client}'s test mount runs nconnect={taken}, not {asked}: {pinned} on {client} set it (every mount of "
+        f"one server shares the first mount's connections). Unmount {server}'s other mounts on {client} for "
+        f"the sweep, or leave nconnect out of it"
+    )

@@ -6,8 +6,11 @@ The telemetry agent reports nfsd's pool_stats as per-second rates in ``extra``
 (threads-woken); one that does not waits. So 1 − woken / arrived is the share of
 requests that waited for a thread, on every kernel: before 4.0 only the waiting ones
 were counted as enqueued, since then every one is (measured on the lab's 6.1: at 1
-thread 94 % found none idle, at 32 threads none, while enqueued stayed = arrived).
-enqueued / arrived is the fallback for telemetry recorded without threads-woken.
+thread 94 % found none idle, at 32 threads none, while enqueued stayed = arrived). On
+the lab's 7.2 a transport is enqueued again after each request (enqueued 1.0–1.6 ×
+arrived) and a wake-up may serve one without a new request, so woken can exceed arrived:
+the share is held to 0–1 (2 threads 97 %, 32 none). enqueued / arrived is the fallback
+for telemetry recorded without threads-woken (also held to 1).
 
 Each export device reports ``disk.<dev>.util`` (share of the interval with a request in
 flight, io_ticks) and, since the agent read diskstats' weighted time, ``disk.<dev>.queue``
@@ -56,7 +59,7 @@ class TelemetryDigest:
             return min(1.0, max(0.0, 1.0 - self.woken_per_s / self.arrived_per_s))
         if self.enqueued_per_s is None:
             return None
-        return self.enqueued_per_s / self.arrived_per_s
+        return min(1.0, self.enqueued_per_s / self.arrived_per_s)
 
 
 def _mean(values: Iterable[float | None]) -> float | None:

@@ -12,6 +12,9 @@ from app.vocabulary import WORKLOAD_WORDS, knob_value_text, knob_values_text, wo
 
 # Safety classes swept only after their own opt-in: async exports may lose data; a restart pauses clients.
 OPT_INS = {Safety.DATA_RISK: "async", Safety.RESTART: "restart"}
+# Knobs a server has only on some kernels or hardware (app.knobs.listing lists them where found): never
+# tried unasked, not even after their opt-in, since most servers would refuse them.
+WHERE_FOUND = ("nfsd_min_threads", "pool_mode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +43,12 @@ class KnobChoice:
         """Safe-enough knobs; not those that risk data, the link or coherence or restart nfsd, nor the export's own options
         (changing one re-exports it for every client that mounts it)."""
         risky = (Safety.DATA_RISK, Safety.CONNECTIVITY, Safety.COHERENCE, Safety.RESTART)
-        return self.spec.safety not in risky and self.spec.name not in EXPORT_KNOBS
+        return self.spec.safety not in risky and self.spec.name not in (*EXPORT_KNOBS, *WHERE_FOUND)
+
+    @property
+    def tried_on_opt_in(self) -> bool:
+        """Its opt-in's yes checks it on the Plan page (max_block_size), or only lets it be checked (pool_mode)."""
+        return self.needs_opt_in and self.name not in WHERE_FOUND
 
 
 @dataclass(frozen=True, slots=True)

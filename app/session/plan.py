@@ -43,8 +43,8 @@ NO_KNOB = "choose at least one knob to sweep"
 MAX_HOST_WAIT_S = 3600.0
 NO_WORKLOAD = "choose at least one workload"
 ASYNC_RISK = "export_sync=async may lose acknowledged writes on a server crash: sweep it only with {opt_in}"
-RESTART_RISK = ("max_block_size restarts nfsd for each change, and every NFSv4 client waits out its grace period: "
-                "sweep it only with {opt_in}")  # fmt: skip
+RESTART_RISK = ("it restarts nfsd for each change (max_block_size, pool_mode), and every NFSv4 client waits out its "
+                "grace period: sweep it only with {opt_in}")  # fmt: skip
 # How a face names each opt-in (app.session.choices.OPT_INS) where a refusal says to give it: the Plan page's
 # boxes here; the command line passes its flags (app.commands.arguments.OPT_IN_FLAGS).
 OptInWords = Mapping[str, str]

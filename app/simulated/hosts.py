@@ -76,7 +76,8 @@ def phase_plan(kind: str, files: int, rate: float, limit: float | None) -> tuple
         t += took
     return out, round(left)
 SERVER_KNOBS = tuple(k for g in SERVER_GROUPS for k in g)
-TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "max_block_size": "/proc/fs/nfsd/max_block_size",
+TARGETS = {"nfsd_threads": "/proc/fs/nfsd/threads", "nfsd_min_threads": "nfsdctl threads -m",
+           "max_block_size": "/proc/fs/nfsd/max_block_size", "pool_mode": "/sys/module/sunrpc/parameters/pool_mode",
            "stripe_cache_size": "/sys/block/md0/md/stripe_cache_size",
            "export_sync": f"10.0.0.0/24:{world.EXPORT}", "export_wdelay": f"10.0.0.0/24:{world.EXPORT}",
            "mtu": "eth0"}  # fmt: skip

@@ -38,7 +38,7 @@ FLUSH_S = 0.0085  # one synced small write on the RAID-6: the members' write cac
 HOST_NAMES = ("nfs-server", "client1", "client2", "client3", "client4", "backup-box")
 
 TODAY: dict[str, Value] = {
-    "nfsd_threads": 8, "max_block_size": 1 << 20, "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
+    "nfsd_threads": 8, "nfsd_min_threads": 0, "max_block_size": 1 << 20, "pool_mode": "global", "stripe_cache_size": 256, "export_sync": "sync", "mtu": 1500,
     "rsize": 1 << 20, "wsize": 1 << 20, "nfsvers": "4.2", "nconnect": 1, "read_ahead_kb": 128,
     "export_wdelay": "wdelay", "nocto": "cto", "actimeo": "3–60",  # actimeo: the kernel's own range, not one value
     "dirty_bytes": "20%", "dirty_background": "10%",  # the ratios in force: Linux's defaults

@@ -59,13 +59,15 @@ def server_play(config: Knobs, ctx: SnippetContext) -> list[str]:
     lines = ["- name: \"NFS server settings measured by nfs-tuner\"",
              f"  hosts: {_s(_hosts((ctx.server_host,), 'nfs_server'))}", "  become: true", "  tasks:"]
     handlers: list[str] = []
-    if "nfsd_threads" in config or "nfsvers" in config:
+    if conf := nfs_files.conf_settings(config, ctx):
         lines += _task("nfsd settings in an nfs.conf drop-in", "ansible.builtin.copy",
-                       {"dest": nfs_files.NFS_CONF_DROPIN, "content": nfs_files.nfs_conf(config), "mode": "0644"},
+                       {"dest": nfs_files.NFS_CONF_DROPIN, "content": nfs_files.nfs_conf(conf), "mode": "0644"},
                        {"notify": _s("apply nfsd threads")})
-        threads = int(config.get("nfsd_threads", 0))
-        cmd = f"rpc.nfsd {threads}" if threads else "systemctl restart nfs-server"
+        cmd = nfs_files.threads_command(config, ctx) or "systemctl restart nfs-server"
         handlers += _task("apply nfsd threads", "ansible.builtin.command", {"cmd": cmd})
+    if "pool_mode" in config and not ctx.nfsd_netlink:  # read when sunrpc loads: a restart, so the admin's to run
+        option = nfs_files.sunrpc_pool_mode(config)
+        lines += _task(option.title, "ansible.builtin.copy", {"dest": option.target, "content": option.text, "mode": "0644"})
     if "max_block_size" in config:  # at the next start of nfs-server: a restart, so the admin's to run
         lines += _task("nfsd max_block_size at every start", "ansible.builtin.copy",
                        {"dest": nfsd_service.DROPIN, "content": nfsd_service.dropin(config), "mode": "0644"},

@@ -84,9 +84,11 @@ def context_from_facts(
                 mount_point = str(m["mount_point"])
                 names += [n for n in [_address(m.get("server"))] if n]
     named = Counter(names).most_common(1)[0][0] if names else _address(mounted_as)
+    nfsd = sfacts.get("nfsd")
+    netlink = isinstance(nfsd, Mapping) and nfsd.get("interface") == "netlink"
     return _with(base, server=named or server_addr or server, export_path=path, export_clients=spec,
                  export_options=options, mount_point=mount_point, md_device=md, server_host=server,
-                 client_hosts=clients or base.client_hosts, nics=nics)
+                 client_hosts=clients or base.client_hosts, nics=nics, nfsd_netlink=netlink)
 
 
 def _with(ctx: SnippetContext, **changes: Any) -> SnippetContext:

@@ -40,6 +40,7 @@ class SnippetContext:
     session_id: int | None = None
     objective: str = "seq_read"
     workload: Mapping[str, Any] | None = None  # the key measurement's spec, for the fio job
+    nfsd_netlink: bool = False  # the server's nfsd answered through nfsdctl: its service starts with `nfsdctl autostart`
 
     def nic_of(self, host: str) -> str:
         return self.nics.get(host, "eth0")

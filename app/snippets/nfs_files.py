@@ -7,6 +7,8 @@ from app.snippets.model import Knobs, Snippet, SnippetContext
 from app.vocabulary import coherence_text
 
 NFS_CONF_DROPIN = "/etc/nfs.conf.d/nfs-tuner.conf"  # nfs-utils ≥ 2.5 reads /etc/nfs.conf.d/*.conf
+SUNRPC_DROPIN = "/etc/modprobe.d/nfs-tuner-nfsd.conf"
+POOL_MODES = ("global", "percpu", "pernode", "auto")
 
 ASYNC_SAFETY = (
     "async: the server acknowledges writes before they are on its disk. A server crash or "
@@ -63,16 +65,57 @@ def exports_line(config: Knobs, ctx: SnippetContext) -> str:
 
 
 def nfs_conf(config: Knobs) -> str:
-    """The [nfsd] settings measured: threads, and the NFS version the clients mount with."""
+    """The [nfsd] settings measured: threads (on a self-scaling nfsd the most, with min-threads the floor),
+    and the NFS version the clients mount with."""
     lines = ["# nfs-tuner: nfsd settings measured to be best", "[nfsd]"]
     if "nfsd_threads" in config:
         lines.append(f"threads={int(config['nfsd_threads'])}")
+    if "nfsd_min_threads" in config:  # read by nfsdctl autostart (nfs-utils with `nfsdctl threads -m`)
+        lines.append(f"min-threads={int(config['nfsd_min_threads'])}")
+    if "pool_mode" in config:  # read by nfsdctl autostart; rpc.nfsd does not (sunrpc_pool_mode: modprobe.d)
+        lines.append(f"pool-mode={_pool_mode(config['pool_mode'])}")
     if "nfsvers" in config:
         # enable the measured version; others stay as they are (other clients may need them)
         lines.append(f"vers{config['nfsvers']}=y")
     return "\n".join(lines) + "\n"
 
 
+def _pool_mode(value: object) -> str:
+    if str(value) not in POOL_MODES:
+        raise ValueError(f"pool_mode must be one of {', '.join(POOL_MODES)}, got {value!r}")
+    return str(value)
+
+
+def sunrpc_pool_mode(config: Knobs) -> Snippet:
+    """pool_mode where nfsd is started by rpc.nfsd: sunrpc's module option, read when the module loads."""
+    return Snippet("sunrpc-pool-mode", "nfsd pool mode (sunrpc module option)", SUNRPC_DROPIN,
+                   f"# nfs-tuner: nfsd's pool mode measured to be best\noptions sunrpc pool_mode={_pool_mode(config['pool_mode'])}\n",
+                   "Takes effect when the sunrpc module loads (a reboot), or with nfsd stopped: "
+                   "echo MODE > /sys/module/sunrpc/parameters/pool_mode, then start nfs-server.", "server")
+
+
+def conf_settings(config: Knobs, ctx: SnippetContext) -> Knobs:
+    """What of ``config`` goes into nfs.conf's [nfsd] on this server: pool-mode only where nfsdctl starts nfsd."""
+    keys = ("nfsd_threads", "nfsd_min_threads", "nfsvers", *(("pool_mode",) if ctx.nfsd_netlink else ()))
+    return {k: config[k] for k in keys if k in config}
+
+
+def threads_command(config: Knobs, ctx: SnippetContext) -> str | None:
+    """What changes nfsd's threads at once, through the interface the server has; None: only a restart."""
+    if "nfsd_threads" not in config:
+        return None
+    threads = int(config["nfsd_threads"])
+    if not ctx.nfsd_netlink:
+        return f"rpc.nfsd {threads}"
+    floor = f"-m {int(config['nfsd_min_threads'])} " if "nfsd_min_threads" in config else ""
+    return f"nfsdctl threads {floor}{threads}"
+
+
+NFS_CONF_PROCFS = ("Takes effect when nfs-server restarts; `rpc.nfsd N` changes the thread count at once. "
+                   "On nfs-utils older than 2.5, put the lines into /etc/nfs.conf itself.")
+NFS_CONF_NETLINK = ("Takes effect when nfs-server restarts (`nfsdctl autostart` reads threads=, the most threads, "
+                    "min-threads=, the floor of a self-scaling nfsd, and pool-mode=; without threads= it starts 16); "
+                    "`nfsdctl threads N` (`-m MIN N` with a floor) changes them at once.")
 WDELAY_NOTE = "wdelay/no_wdelay only matters on a sync export: on an async one the server does not wait anyway."
 FSTAB_STEP = ("rsize/wsize/nconnect take effect on a fresh mount only (umount, then mount); "
               "the server may cap rsize/wsize: check /proc/mounts after mounting. nconnect belongs to the "
@@ -98,8 +141,10 @@ def nfs_snippets(config: Knobs, ctx: SnippetContext) -> list[Snippet]:
                 + (f" {WDELAY_NOTE}" if "export_wdelay" in config else ""),
                 "server", risky=is_async),
     ]
-    if "nfsd_threads" in config or "nfsvers" in config:
-        out.append(Snippet("nfs.conf", "nfsd settings (/etc/nfs.conf drop-in)", NFS_CONF_DROPIN, nfs_conf(config),
-                           "Takes effect when nfs-server restarts; `rpc.nfsd N` changes the thread count at once. "
-                           "On nfs-utils older than 2.5, put the lines into /etc/nfs.conf itself.", "server"))
+    conf = conf_settings(config, ctx)
+    if conf:
+        out.append(Snippet("nfs.conf", "nfsd settings (/etc/nfs.conf drop-in)", NFS_CONF_DROPIN, nfs_conf(conf),
+                           NFS_CONF_NETLINK if ctx.nfsd_netlink else NFS_CONF_PROCFS, "server"))
+    if "pool_mode" in config and not ctx.nfsd_netlink:
+        out.append(sunrpc_pool_mode(config))
     return out

@@ -17,16 +17,19 @@ from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
 from app.knobs.network import resolve_address, set_link_mtu
-from app.knobs.nfsd_restart import NfsdBlockSizeTarget, grace_wait
-from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, nfsd_threads, read_text, readahead, stripe_cache
-from app.knobs.transport import check_fresh, check_mtu, mount_transport, nfs_connections, other_mounts_of
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget, grace_wait
+from app.knobs.nfsd_netlink import NfsdMinThreadsTarget, threads_target
+from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, read_text, readahead, stripe_cache
+from app.knobs.transport import check_fresh, check_mtu, check_nconnect, mount_transport, nfs_connections, other_mounts_of
 from app.sweep.held import HeldChanges, Key
 from app.sweep.host_side import Applying
 from app.sweep.spec import CLIENT_HOST_KNOBS, EXPORT_KNOBS, MOUNT_KNOBS, RESTARTS, SweepSpec
 
 # The server's held knobs, group by group in the order applied (app.sweep.held): a max_block_size
 # restart brings back the threads it read, and each export option the option list it read.
-SERVER_GROUPS: tuple[tuple[str, ...], ...] = (("mtu",), ("nfsd_threads", *RESTARTS), ("stripe_cache_size",), EXPORT_KNOBS)
+# nfsd_min_threads is set with the thread count it reads, so it follows nfsd_threads in the group.
+SERVER_GROUPS: tuple[tuple[str, ...], ...] = (("mtu",), ("nfsd_threads", "nfsd_min_threads", *RESTARTS), ("stripe_cache_size",),
+                                              EXPORT_KNOBS)
 
 
 class ConfigApplier:
@@ -50,11 +53,15 @@ class ConfigApplier:
         self._clients: dict[str, list[Applied]] = {}
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
 
-    def _server_target(self, knob: str):  # type: ignore[no-untyped-def]
-        if knob == "nfsd_threads":
-            return nfsd_threads()
+    async def _server_target(self, host: str, knob: str):  # type: ignore[no-untyped-def]
+        if knob == "nfsd_threads":  # through nfsdctl where the server answers it, else /proc
+            return await threads_target(self.pool[host])
+        if knob == "nfsd_min_threads":
+            return NfsdMinThreadsTarget()
         if knob == "max_block_size":
             return NfsdBlockSizeTarget()
+        if knob == "pool_mode":
+            return NfsdPoolModeTarget()
         if knob == "stripe_cache_size":
             if not self.md:
                 raise KnobError(f"stripe_cache_size needs an md RAID array under {self.spec.export}; there is none")
@@ -75,7 +82,7 @@ class ConfigApplier:
         if knob == "mtu":
             return await set_link_mtu(self.journal, self.pool, self.spec.server, self.spec.address,
                                       list(self.spec.clients), int(value))  # fmt: skip
-        target = client_sysctl(knob) if knob in CLIENT_HOST_KNOBS else self._server_target(knob)
+        target = client_sysctl(knob) if knob in CLIENT_HOST_KNOBS else await self._server_target(host, knob)
         return [await self.journal.apply(host, target, value)]
 
     async def _hold(self, host: str, group: tuple[str, ...], config: Mapping[str, Value], out: Applying) -> bool:
@@ -98,8 +105,8 @@ class ConfigApplier:
             out.notes.append(f"{exc}: this trial may have measured opens waiting for it")
             return
         if waited >= 1:
-            out.notes.append(f"nfsd restarted on {self.spec.server} for max_block_size; waited {waited:.0f} s for "
-                             "its NFSv4 grace period to end")  # fmt: skip
+            out.notes.append(f"nfsd restarted on {self.spec.server} for {' and '.join(k for k in RESTARTS if k in self.spec.plan.knobs)}; "
+                             f"waited {waited:.0f} s for its NFSv4 grace period to end")  # fmt: skip
 
     async def _host_wide_knobs(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         """The client's kernel settings, before the mount (the slot table sizes connections made after
@@ -129,6 +136,11 @@ class ConfigApplier:
                 check_mtu(transport, int(config["mtu"]), client, self.spec.server)
             if "rpc_slots" in config:
                 check_fresh(transport, "rpc_slots", client, self.spec.server)
+        taken = MountOptions.taken("nconnect", out.negotiated[client])
+        if "nconnect" in config and taken is not None and str(taken) != str(config["nconnect"]):
+            mounts = parse_mountinfo(await read_text(conn, "/proc/self/mountinfo")).value  # who pinned it, to name them
+            check_nconnect(int(config["nconnect"]), str(taken), other_mounts_of(mounts, address, self.mount_point),
+                           client, self.spec.server)
         if "read_ahead_kb" in config:
             ra = await self.journal.apply(client, readahead(await mount.bdi(conn)), config["read_ahead_kb"])
             held.append(ra)

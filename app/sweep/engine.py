@@ -373,7 +373,7 @@ class SweepEngine:
                 Level.WARNING, f"{client} already mounts {self.spec.server} at {', '.join(points)}",
                 f"The test mount shares that mount's NFS connection, made before this sweep, so {knobs} "
                 f"trials cannot take effect on {client}: an MTU above the connection's and a slot-table cap are "
-                f"marked broken, nconnect shows as clamped. Unmount it during the sweep to measure {knobs}.",
+                f"marked broken, and so is an nconnect other than that mount's. Unmount it during the sweep to measure {knobs}.",
             ))  # fmt: skip
 
     def _journal_changed(self, sid: int) -> None:

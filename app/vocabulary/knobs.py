@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from app.facts.model import NfsdState
 from app.knobs.catalog import ONE_WRITER, SPECS
 from app.knobs.model import Scope, size_text
 from app.knobs.values import BadValue, parse_value
@@ -112,3 +113,12 @@ def coherence_text(config: Mapping[str, Any]) -> str:
     if isinstance(seconds, int | str) and str(seconds).isdigit() and int(seconds) > 0:
         risks.append(f"with actimeo={int(seconds)} file sizes and times may be up to {int(seconds)} s stale")
     return f"Cache coherence: {'; '.join(risks)}. {ONE_WRITER}" if risks else ""
+
+
+def nfsd_threads_text(nfsd: NfsdState) -> str:
+    """'8 threads in 1 pool (global)', 'self-scaling, 2 to 8 threads in 1 pool (global)'."""
+    pools = f" in {nfsd.npools} pool{'s' if nfsd.npools != 1 else ''}" if nfsd.npools else ""
+    mode = f" ({nfsd.pool_mode})" if nfsd.pool_mode else ""
+    if nfsd.self_scaling:
+        return f"self-scaling, {nfsd.min_threads} to {nfsd.threads} threads{pools}{mode}"
+    return f"{nfsd.threads} threads{pools}{mode}"

@@ -28,7 +28,8 @@ CONTROLLER = textwrap.dedent(
     from pathlib import Path
     from app.hosts import HostPool, SshSettings
     from app.knobs.changes import ChangeJournal
-    from app.knobs.targets import ScratchMount, nfsd_threads, readahead, stripe_cache
+    from app.knobs.nfsd_netlink import threads_target
+    from app.knobs.targets import ScratchMount, readahead, stripe_cache
     from app.store import Store
 
     async def main(cfg, db, timeout):
@@ -37,7 +38,8 @@ CONTROLLER = textwrap.dedent(
         settings = SshSettings(config_file=Path(cfg), app_known_hosts=Path(db).with_name("kh"))
         pool = HostPool(settings)
         journal = ChangeJournal(store, pool, session, deadman_timeout=timeout)
-        await journal.apply("lab-server", nfsd_threads(), 24)
+        # nfsdctl where the server answers it (UML 7.2): the switch then replays nfsdctl, else a /proc write
+        await journal.apply("lab-server", await threads_target(pool["lab-server"]), 24)
         await journal.apply("lab-server", stripe_cache("md0"), 2048)
         mount = ScratchMount("lab-server", "/srv/nfs", "/mnt/nfs-tuner-deadman")
         await journal.apply("lab-client1", mount, "vers=4.2,rsize=65536")
@@ -57,6 +59,7 @@ def _values(lab: LabHandle) -> tuple[str, str, bool]:
     return threads, stripe, mounted
 
 
+@pytest.mark.every_kernel
 @pytest.mark.timeout(300)
 def test_sigkill_controller_hosts_restore_themselves(lab: LabHandle, tmp_path: Path) -> None:
     original = _values(lab)

@@ -42,6 +42,7 @@ def client_mount(facts: dict[str, Any]) -> dict[str, Any]:
     return mount
 
 
+@pytest.mark.every_kernel
 def test_discover_server_and_client(lab: Any, capsys: pytest.CaptureFixture[str]) -> None:
     facts = discover(lab, capsys, "lab-server", "lab-client1")
     server, client = facts["lab-server"], facts["lab-client1"]
@@ -59,8 +60,18 @@ def test_discover_server_and_client(lab: Any, capsys: pytest.CaptureFixture[str]
     fs = next(e for e in server["export_filesystems"] if e["export_path"] == "/srv/nfs")
     assert fs["fstype"] == "ext4" and fs["md_array"] == "md0"
 
-    assert server["nfsd"]["threads"] == int(read(lab, "lab-server", "/proc/fs/nfsd/threads"))
-    assert server["nfsd"]["versions"]
+    nfsd = server["nfsd"]
+    assert nfsd["threads"] == int(read(lab, "lab-server", "/proc/fs/nfsd/threads"))
+    assert nfsd["versions"]["4.2"] and nfsd["pool_mode"] == read(lab, "lab-server", "/sys/module/sunrpc/parameters/pool_mode")
+    # Through nfsd's netlink interface where the host's nfsdctl answers (the lab's UML 7.2), else /proc.
+    netlink = lab.run("lab-server", "nfsdctl threads", check=False).stdout
+    if "pool-threads:" in netlink:
+        floor = next((int(ln.split()[1]) for ln in netlink.splitlines() if ln.startswith("min-threads:")), None)
+        assert (nfsd["interface"], nfsd["min_threads"]) == ("netlink", floor)
+        assert nfsd["listeners"] == lab.run("lab-server", "nfsdctl listener").stdout.split()
+    else:
+        assert (nfsd["interface"], nfsd["min_threads"]) == ("procfs", None)
+        assert nfsd["listeners"] == list(dict.fromkeys(read(lab, "lab-server", "/proc/fs/nfsd/portlist").splitlines()))
     lan = [n for n in server["nics"] if n["name"] != "lo" and n["addresses"]]
     assert lan and all(n["mtu"] for n in lan)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -11,8 +12,9 @@ import pytest
 
 from app.hosts import HostPool, SshSettings
 from app.knobs.changes import ChangeJournal
-from app.knobs.model import InvalidValue, ReadOnlyHost
+from app.knobs.model import InvalidValue, KnobError, ReadOnlyHost
 from app.knobs.network import MtuCheckFailed, MtuTarget, set_link_mtu
+from app.knobs.nfsd_netlink import NfsdMinThreadsTarget, threads_target
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
 from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, THREADS_FILE, VERSIONS_FILE, NfsdBlockSizeTarget, grace_wait
@@ -63,6 +65,53 @@ def test_kernel_file_knob_round_trip(lab: LabHandle, tmp_path: Path, host: str, 
                 assert await journal.close() == []
                 assert await fresh_read(settings, host, target.read) == original
                 assert [e.state for e in store.journal()] == [JournalState.REVERTED]
+
+    run(scenario())
+
+
+def _nfsd_threads_running(lab: LabHandle) -> int:
+    return int(lab.run("lab-server", "ps -e -o comm= | grep -cx nfsd || true").stdout.strip() or 0)
+
+
+@pytest.mark.every_kernel
+def test_nfsd_threads_and_their_floor_act_through_the_interface_the_server_has(lab: LabHandle, tmp_path: Path) -> None:
+    """nfsdctl where the server answers it (the lab's UML 7.2), /proc/fs/nfsd/threads otherwise (6.1); each read
+    back and put back. On a kernel whose threads scale themselves the floor lets idle threads go: fewer run than
+    the most while idle, and more start again under load."""
+    settings = _settings(lab, tmp_path)
+    answer = lab.run("lab-server", "nfsdctl threads", check=False).stdout
+    netlink, scaling = "pool-threads:" in answer, "min-threads:" in answer
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                target = await threads_target(pool["lab-server"])
+                assert target.target == ("nfsdctl threads" if netlink else THREADS_FILE)
+                journal = ChangeJournal(store, pool, deadman_timeout=60)
+                applied = await journal.apply("lab-server", target, 16)
+                assert (applied.old, applied.effective) == (8, 16)
+                assert await fresh_read(settings, "lab-server", lambda c: read_text(c, THREADS_FILE)) == "16\n"
+                if not scaling:
+                    with pytest.raises(KnobError, match=r"has no min-threads|does not answer"):
+                        await journal.apply("lab-server", NfsdMinThreadsTarget(), 2)
+                else:
+                    floor = await journal.apply("lab-server", NfsdMinThreadsTarget(), 2)
+                    assert (floor.old, floor.effective) == (0, 2)
+                    deadline = time.monotonic() + 30  # idle threads above the floor exit after 5 s
+                    while _nfsd_threads_running(lab) >= 16 and time.monotonic() < deadline:
+                        await asyncio.sleep(1)
+                    assert 2 <= _nfsd_threads_running(lab) < 16
+                    assert await fresh_read(settings, "lab-server", lambda c: read_text(c, THREADS_FILE)) == "16\n"
+                assert await journal.close() == []
+                assert await fresh_read(settings, "lab-server", target.read) == 8
+                assert {e.knob: e.state for e in store.journal() if e.state is not JournalState.DISMISSED} == {
+                    "nfsd_threads": JournalState.REVERTED, **({"nfsd_min_threads": JournalState.REVERTED} if scaling else {})}
+        if scaling:
+            assert "min-threads: 0" in lab.run("lab-server", "nfsdctl threads").stdout
+        deadline = time.monotonic() + 10  # a fixed pool again: all 8 run
+        while _nfsd_threads_running(lab) != 8 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _nfsd_threads_running(lab) == 8
 
     run(scenario())
 
@@ -294,5 +343,36 @@ def test_max_block_size_restarts_nfsd_as_it_was_and_caps_a_new_mount(lab: LabHan
         assert lab.run("lab-client1", "timeout 60 stat -c %i /mnt/lab/").returncode == 0  # the admin's mount
         v3 = "mkdir -p /mnt/nfs-tuner-v3 && mount -t nfs -o vers=3 lab-server:/srv/nfs /mnt/nfs-tuner-v3"
         assert lab.run("lab-client1", f"{v3} && umount /mnt/nfs-tuner-v3; rmdir /mnt/nfs-tuner-v3").returncode == 0
+
+    run(scenario())
+
+
+@pytest.mark.every_kernel
+def test_a_max_block_size_above_1_mib_is_what_the_kernel_takes_and_the_mount_says_what_it_got(
+        lab: LabHandle, tmp_path: Path) -> None:  # fmt: skip
+    """4 MiB: nfsd takes it from Linux 6.16 (the lab's 7.2) and clamps it to 1 MiB before (6.1); the journal's
+    readback says which. A 4 MiB rsize then gets what both nfsd and the client's kernel allow (Linux's client
+    keeps 1 MiB, 7.2's too), and the mount says so."""
+    settings = _settings(lab, tmp_path)
+
+    async def scenario() -> None:
+        with Store(tmp_path / "s.db") as store:
+            async with HostPool(settings) as pool:
+                before = await read_text(pool["lab-server"], BLOCK_SIZE_FILE)
+                journal = ChangeJournal(store, pool, deadman_timeout=60)
+                applied = await journal.apply("lab-server", NfsdBlockSizeTarget(), 4 << 20)
+                now = int(await fresh_read(settings, "lab-server", lambda c: read_text(c, BLOCK_SIZE_FILE)))
+                assert applied.effective == now and now in (1 << 20, 4 << 20)
+                assert applied.clamped == (now != 4 << 20)
+                assert any("the host took 1048576" in n for n in applied.notes) == applied.clamped
+                await grace_wait(pool["lab-server"])
+                mount = ScratchMount("lab-server", "/srv/nfs", "/mnt/nfs-tuner-mbs4")
+                made = await journal.apply("lab-client1", mount, MountOptions(rsize=4 << 20, wsize=4 << 20, nfsvers="4.2").option_string())
+                taken = ScratchMount.taken_options(made.effective)
+                assert int(taken["rsize"]) <= now and int(taken["wsize"]) <= now
+                assert MountOptions.taken("rsize", taken) == taken["rsize"]
+                assert await journal.close() == []
+                assert await fresh_read(settings, "lab-server", lambda c: read_text(c, BLOCK_SIZE_FILE)) == before
+                await grace_wait(pool["lab-server"])
 
     run(scenario())

@@ -147,6 +147,38 @@ def test_what_the_narrow_rule_must_not_grant_is_refused_on_the_hosts(lab: LabHan
     assert lab.run("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip() == threads
 
 
+NFSDCTL_ATTACKS = ("nfsdctl listener +tcp::2050", "nfsdctl listener -tcp:0.0.0.0:2049", "nfsdctl threads 0",
+                   "nfsdctl pool-mode percpu", "nfsdctl autostart", "nfsdctl version -4.2", "nfsdctl threads 8 8",
+                   "nfsdctl -d threads 8", "nfsdctl threads -m 2", "nfsdctl threads -m -1 8", "nfsdctl threads ٣",
+                   "nfsdctl threads -k /etc/shadow 8", "nfsdctl status", "nfsdctl nlm")  # fmt: skip
+
+
+@pytest.mark.every_kernel
+def test_the_helper_grants_nfsdctl_its_thread_count_and_floor_and_nothing_else(lab: LabHandle, narrow: Path) -> None:
+    """nfsd's netlink interface through the helper: the thread count (and a self-scaling nfsd's floor, set with
+    it) where the server's nfsdctl answers; listeners, versions, pool mode, a stop, a key file never."""
+    # One login for all of them (each would cost a second of SSH): every attack's exit status and words.
+    script = "".join(f"echo '@@ {i}'; sudo -n {HELPER_PATH} {a} 2>&1; echo \"rc=$?\"\n" for i, a in enumerate(NFSDCTL_ATTACKS))
+    said = as_tuner(lab, "lab-server", script).stdout.split("@@ ")[1:]
+    refused = {NFSDCTL_ATTACKS[int(part.split()[0])]: part for part in said}
+    assert len(refused) == len(NFSDCTL_ATTACKS)
+    assert all("refused:" in out and out.rstrip().endswith("rc=2") for out in refused.values()), {
+        a: out for a, out in refused.items() if "refused:" not in out}
+    answer = lab.run("lab-server", "nfsdctl threads", check=False).stdout
+    threads = lab.run("lab-server", "cat /proc/fs/nfsd/threads").stdout.strip()
+    granted = as_tuner(lab, "lab-server", f"sudo -n {HELPER_PATH} nfsdctl threads {threads}")
+    if "pool-threads:" not in answer:  # no nfsdctl (bookworm's nfs-utils 2.6): refused, said
+        assert granted.returncode == 2 and "nfsdctl was not found" in granted.stderr, granted.stderr
+        return
+    assert granted.returncode == 0, granted.stderr
+    floor = next((ln.split()[1] for ln in answer.splitlines() if ln.startswith("min-threads:")), None)
+    if floor is not None:
+        same = as_tuner(lab, "lab-server", f"sudo -n {HELPER_PATH} nfsdctl threads -m {floor} {threads}")
+        assert same.returncode == 0, same.stderr
+    assert lab.run("lab-server", "nfsdctl threads").stdout == answer  # the same count and floor: nothing changed
+    assert lab.run("lab-server", "nfsdctl listener").stdout.split() == ["tcp:[::]:2049", "tcp:0.0.0.0:2049"]
+
+
 # -- issue 28: the switch's hole, and every other way past the boundary, tried on a real host --------------------
 H = HELPER_PATH
 MINE = "/run/nfs-tuner/a11ce0000001"  # tuner's own switch, armed for the attacks

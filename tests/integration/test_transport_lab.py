@@ -30,8 +30,10 @@ SERVER_IP = "10.213.7.10"
 TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=2.0)
 
 
-def _sweep(lab: LabHandle, db: Path, *, ceilings: bool) -> tuple[int, list[Message]]:
-    plan = Plan(knobs={"mtu": (9000,)}, workloads=("seq_read",), strategy="grid", min_runs=1, max_runs=1, timing=TIMING)
+def _sweep(lab: LabHandle, db: Path, *, ceilings: bool, knobs: dict[str, tuple[int | str, ...]] | None = None,
+           ) -> tuple[int, list[Message]]:  # fmt: skip
+    plan = Plan(knobs=knobs or {"mtu": (9000,)}, workloads=("seq_read",), strategy="grid", min_runs=1, max_runs=1,
+                timing=TIMING)
     spec = SweepSpec("lab-server", (CLIENT,), "/srv/nfs", plan, file_size=16 * MIB, measure_ceilings=ceilings)
     settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=db.with_suffix(".kh"))
     bus, said = EventBus(), []
@@ -81,3 +83,16 @@ def test_an_mtu_trial_on_a_shared_connection_is_refused_and_runs_on_its_own(lab:
     finally:
         lab.run(CLIENT, f"mountpoint -q /mnt/lab || mount -t nfs -o {options} lab-server:/srv/nfs /mnt/lab")
     assert _mtus(lab) == ("1500", "1500")
+
+
+@pytest.mark.every_kernel
+def test_an_nconnect_trial_pinned_by_a_standing_mount_says_so(lab: LabHandle, tmp_path: Path) -> None:
+    """Every mount of one server shares the first mount's connections: /mnt/lab (NFSv4.2, nconnect 1) pins a
+    test mount's nconnect, so a trial asking for 4 is refused with the mount that pinned it, not measured at 1."""
+    sid, said = _sweep(lab, tmp_path / "pinned.db", ceilings=False, knobs={"nconnect": (4,), "nfsvers": ("4.2",)})
+    assert any(m.text == f"{CLIENT} already mounts lab-server at /mnt/lab" for m in said), said
+    with Store(tmp_path / "pinned.db", readonly=True) as store:
+        (trial,) = store.trials(sid)
+    assert trial.state == TrialState.BROKEN
+    assert f"{CLIENT}'s test mount runs nconnect=1, not 4: lab-server's mount at /mnt/lab" in trial.reason, trial.reason
+    assert "nconnect" not in lab.run(CLIENT, "grep ' /mnt/lab ' /proc/mounts").stdout

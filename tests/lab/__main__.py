@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL
+from tests.lab.kernels import NAMES as KERNELS
 from tests.lab.lab import Lab, LabError
 from tests.lab.profiles import PROFILES
 
@@ -16,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     up = sub.add_parser("up", help="start lab-server, lab-client1 and lab-client2")
     up.add_argument("--profile", choices=list(PROFILES), default="gigabit", help=_profiles_help())
     up.add_argument("--rtt-ms", type=float, metavar="MS", help="the wan profile's added round trip (default 20)")
+    up.add_argument("--kernel", choices=KERNELS, default=os.environ.get("NFS_TUNER_LAB_KERNEL") or DEFAULT_KERNEL,
+                    help="the guests' UML kernel: 6.1 is the host's user-mode-linux package, 7.2 is fetched from "
+                         "Debian testing into the lab directory (default: $NFS_TUNER_LAB_KERNEL, else 6.1)")
     sub.add_parser("down", help="stop the lab and remove everything it made")
     sub.add_parser("heal", help="restart any guest that stopped answering (its console is kept as NAME.log.1)")
     st = sub.add_parser("status", help="show whether the lab is up (exit 0) or not (exit 3)")
@@ -31,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     lab = Lab()
     try:
         if args.cmd == "up":
-            lab.up(profile=args.profile, rtt_ms=args.rtt_ms)
+            lab.up(profile=args.profile, rtt_ms=args.rtt_ms, kernel=args.kernel)
         elif args.cmd == "down":
             lab.down()
         elif args.cmd == "heal":
@@ -67,7 +73,8 @@ def _print_status(report: dict) -> None:  # type: ignore[type-arg]
     if "hosts" not in report:
         print("lab is down")
         return
-    print(f"lab is {'UP' if report['up'] else 'NOT healthy'}: profile {report['profile']}, switch MTU {report['mtu']}")
+    print(f"lab is {'UP' if report['up'] else 'NOT healthy'}: UML {report['kernel']}, profile {report['profile']}, "
+          f"switch MTU {report['mtu']}")
     for name, h in report["hosts"].items():
         print(f"  {name:12} {h['ip']:14} 127.0.0.1:{h['port']}  kernel {'up' if h['kernel_alive'] else 'DOWN'}  ssh {'ok' if h['ssh'] else 'NO'}")
     helpers = {"forwarder": report.get("forwarder_alive"), "clock watchdog": report.get("clock_watchdog_alive")}

@@ -48,11 +48,12 @@ chmod 700 /root  # sshd's StrictModes refuses a key under a group-writable home
 
 step modules
 # The host has no /lib/modules to mount over (and hostfs is read-only), so the UML
-# modules are mounted under /run and modprobe is pointed there, also for the
+# modules (lab_modules: the host's package's, or a fetched kernel's in the lab
+# directory) are mounted under /run and modprobe is pointed there, also for the
 # kernel's own on-demand loads.
 kver=$(uname -r)
 mkdir -p "/run/modroot/lib/modules/$kver"
-run mount -t hostfs -o "/usr/lib/uml/modules/$kver" none "/run/modroot/lib/modules/$kver"
+run mount -t hostfs -o "${lab_modules:-/usr/lib/uml/modules}/$kver" none "/run/modroot/lib/modules/$kver"
 printf '#!/bin/sh\nexec /sbin/modprobe -d /run/modroot "$@"\n' > /run/modprobe
 chmod 755 /run/modprobe
 echo /run/modprobe > /proc/sys/kernel/modprobe
@@ -74,6 +75,19 @@ echo 67108864 > /proc/sys/vm/dirty_bytes
 # Bit 4 silences drop_caches' console line: the benchmarks drop caches before every cold
 # read, and a wedged guest's console tail must show the kernel's last words, not those.
 echo 4 > /proc/sys/vm/drop_caches
+
+step userland
+# A fetched kernel brings the newer tools it needs (tests/lab/kernels.py: nfsdctl, with its
+# own C library under /run/lab-userland/lib). They join /usr/sbin as the distribution puts
+# them: a tmpfs of links to the host's /usr/sbin, with theirs beside them.
+if [ -n "${lab_userland:-}" ]; then
+    mkdir -p /run/lab-userland /run/lab-sbin
+    run mount -t hostfs -o "$lab_userland" none /run/lab-userland
+    run mount -t tmpfs -o mode=755 tmpfs /run/lab-sbin
+    run cp -as /host/usr/sbin/. /run/lab-sbin/
+    for tool in /run/lab-userland/sbin/*; do ln -sf "$tool" "/run/lab-sbin/${tool##*/}"; done
+    run mount --bind /run/lab-sbin /usr/sbin
+fi
 
 step identity
 hostname "$lab_name"

@@ -36,6 +36,8 @@ from pathlib import Path
 
 from tests.lab.clock_watchdog import LOG_NAME as CLOCK_LOG
 from tests.lab.clock_watchdog import MARK as NUDGE_MARK
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL
+from tests.lab.kernels import Kernel, KernelError, kernel
 from tests.lab.profiles import PROFILES, Profile, ProfileError, guest_delay_script, host_tc, profile, server_disk_script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,6 +87,7 @@ class LabState:
     pids: dict[str, int] = field(default_factory=dict)  # guest name or one of HELPERS -> pid
     mtu: int = 9000
     rtt_ms: float | None = None  # the wan profile's round trip where not its default
+    kernel: str = DEFAULT_KERNEL  # tests/lab/kernels.py: the UML kernel the guests boot
 
 
 def _run(argv: list[str], *, check: bool = True, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -110,8 +113,9 @@ def _alive(pid: int) -> bool:
 
 
 class Lab:
-    def __init__(self, lab_dir: Path | None = None) -> None:
+    def __init__(self, lab_dir: Path | None = None, kernels: Path | None = None) -> None:
         self.dir = (lab_dir or Path(os.environ.get("NFS_TUNER_LAB_DIR", REPO / ".lab"))).resolve()
+        self.kernels = kernels or self.dir / "kernels"  # fetched kernels, kept across labs (tests/lab/kernels.py)
         tag = hashlib.sha256(str(self.dir).encode()).hexdigest()[:8]
         self.netns = f"nfst-{tag}"
         self.umid_prefix = f"nfst-{tag}"
@@ -142,21 +146,23 @@ class Lab:
         return bool(state and self._netns_exists() and state.pids and all(_alive(p) for p in state.pids.values()))
 
     # -------------------------------------------------------------------- up
-    def up(self, profile: str = "gigabit", say: Callable[[str], None] = print, rtt_ms: float | None = None) -> LabState:
+    def up(self, profile: str = "gigabit", say: Callable[[str], None] = print, rtt_ms: float | None = None,
+           kernel: str = DEFAULT_KERNEL) -> LabState:  # fmt: skip
         chosen = _profile(profile, rtt_ms)
         if self.is_up():
             state = self._load_state()
             assert state is not None
-            say(f"lab is already up ({self.ssh_config}); `make lab-down` first to start afresh")
+            say(f"lab is already up on UML {state.kernel} ({self.ssh_config}); `make lab-down` first to start afresh")
             self.heal(say)  # a guest that stopped answering is named and restarted
             return state
-        self._preflight()
+        booted = self._kernel(kernel, say)
+        self._preflight(booted)
         self.down(say=lambda _m: None)  # clear what a crashed run left
-        state = LabState(netns=self.netns, profile=profile, rtt_ms=rtt_ms)
+        state = LabState(netns=self.netns, profile=profile, rtt_ms=rtt_ms, kernel=kernel)
         try:
             self._step("prepare lab files", say, self._prepare_files)
             self._step("create network namespace and bridge", say, self._make_network)
-            self._step("boot the UML guests", say, lambda: self._boot(state))
+            self._step(f"boot the UML {kernel} guests", say, lambda: self._boot(state, booted))
             self._step("wait for the guests", say, lambda: self._wait_ready(state))
             self._step("turn off tap offloads and shape the link", say, lambda: self._host_links(chosen))
             self._step("start the loopback forwarder", say, lambda: self._forward(state))
@@ -176,8 +182,19 @@ class Lab:
             say(f"lab-up failed: tearing down what was started (logs kept in {self.logs})")
             self.down(say=lambda _m: None)
             raise
-        say(f"lab is up: ssh -F {self.ssh_config} lab-server (profile {profile}: {_describe(chosen)})")
+        say(f"lab is up on UML {kernel}: ssh -F {self.ssh_config} lab-server (profile {profile}: {_describe(chosen)})")
         return state
+
+    def _kernel(self, name: str, say: Callable[[str], None]) -> Kernel:
+        try:
+            return kernel(name, self.kernels, say)
+        except (KernelError, OSError) as exc:
+            raise LabError(f"lab-up failed at step 'get UML {name}': {exc}") from None
+
+    def kernel_name(self) -> str | None:
+        """The kernel the running lab's guests booted, or None when no lab state is kept."""
+        state = self._load_state()
+        return state.kernel if state else None
 
     def _step(self, name: str, say: Callable[[str], None], func: Callable[[], object]) -> None:
         say(f"lab: {name} …")
@@ -188,27 +205,21 @@ class Lab:
         except (OSError, subprocess.SubprocessError) as exc:
             raise LabError(f"lab-up failed at step '{name}': {exc}") from None
 
-    def _preflight(self) -> None:
+    def _preflight(self, booted: Kernel) -> None:
         problems = []
         if os.geteuid() != 0:
             problems.append("the lab needs root (network namespaces, tap devices): run it with sudo")
-        for tool in ("linux.uml", "ip", "ethtool", "tc", "ssh", "ssh-keygen", "mdadm", "rpc.nfsd", "sshd"):
+        for tool in ("ip", "ethtool", "tc", "ssh", "ssh-keygen", "mdadm", "rpc.nfsd", "sshd"):
             if not shutil.which(tool) and not Path("/usr/sbin", tool).exists():
                 problems.append(f"`{tool}` is missing: run `make system-deps` as root (tests/system-packages.txt)")
-        kver = self._uml_kernel_version()
-        if kver and not Path("/usr/lib/uml/modules", kver).is_dir():
-            problems.append(f"UML modules for {kver} are missing under /usr/lib/uml/modules: reinstall user-mode-linux")
+        if booted.release is None:
+            problems.append(f"UML {booted.name}'s modules are missing under {booted.modules}: reinstall user-mode-linux")
         if any(c.isspace() for c in str(self.dir)):
             problems.append(f"the lab directory {self.dir} contains white space, which a kernel command line cannot carry")
         if not Path("/dev/net/tun").exists():
             problems.append("/dev/net/tun is missing: this machine cannot make tap devices")
         if problems:
             raise LabError("lab-up cannot start:\n  - " + "\n  - ".join(problems))
-
-    @staticmethod
-    def _uml_kernel_version() -> str | None:
-        mods = sorted(Path("/usr/lib/uml/modules").glob("*")) if Path("/usr/lib/uml/modules").is_dir() else []
-        return mods[-1].name if mods else None
 
     def _prepare_files(self) -> None:
         for sub in ("keys", "disks", "logs", "uml", "hosts"):
@@ -258,8 +269,10 @@ class Lab:
         self._ns("ip", "link", "set", "br0", "mtu", "9000", "up")
         self._ns("ip", "addr", "add", f"{BRIDGE_IP}/24", "dev", "br0")
 
-    def _boot(self, state: LabState, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
+    def _boot(self, state: LabState, booted: Kernel, guests: tuple[GuestSpec, ...] = GUESTS) -> None:
         env_args = [
+            f"lab_modules={booted.modules}",
+            *([f"lab_userland={booted.userland}"] if booted.userland else []),
             f"lab_dir={self.dir}",
             f"lab_subnet={SUBNET_PREFIX}.0/24",
             f"lab_server_ip={GUESTS[0].ip}",
@@ -270,7 +283,7 @@ class Lab:
         for guest in guests:
             disks = [f"ubd{chr(ord('0') + i)}={self.dir / 'disks' / d}" for i, d in enumerate(guest.disks)]
             argv = [
-                "ip", "netns", "exec", self.netns, "linux.uml",
+                "ip", "netns", "exec", self.netns, str(booted.binary),
                 "root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
                 f"init={GUEST_INIT}", f"mem={guest.mem}",
                 f"umid={self.umid_prefix}-{guest.name}", f"uml_dir={self.dir / 'uml'}",
@@ -550,7 +563,8 @@ class Lab:
             _wait_gone(victims, 10)
             shutil.rmtree(self.dir / "uml" / f"{self.umid_prefix}-{guest.name}", ignore_errors=True)
         chosen = _profile(state.profile, state.rtt_ms)
-        self._step(f"restart {', '.join(sick)}", say, lambda: self._boot(state, guests))
+        booted = self._kernel(state.kernel, say)
+        self._step(f"restart {', '.join(sick)}", say, lambda: self._boot(state, booted, guests))
         self._save_state(state)
         self._step("wait for the restarted guests", say, lambda: self._wait_ready(state, guests))
         for guest in guests:
@@ -644,6 +658,7 @@ class Lab:
             }
         report.update(
             up=self.is_up() and all(h["ssh"] for h in hosts.values()),
+            kernel=state.kernel,
             profile=state.profile,
             mtu=state.mtu,
             ssh_config=str(self.ssh_config),

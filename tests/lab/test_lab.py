@@ -10,17 +10,21 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LabHandle
+from tests.lab.kernels import DEFAULT as DEFAULT_KERNEL
+from tests.lab.kernels import Kernel
 from tests.lab.lab import GUESTS, Lab, LabError
 
 pytestmark = pytest.mark.lab
 
 
+@pytest.mark.every_kernel
 def test_export_is_mounted_on_both_clients(lab: LabHandle) -> None:
     for client in ("lab-client1", "lab-client2"):
         out = lab.run(client, "findmnt -n -o SOURCE,FSTYPE /mnt/lab").stdout.split()
         assert out == ["lab-server:/srv/nfs", "nfs4"]
 
 
+@pytest.mark.every_kernel
 def test_file_written_on_client_is_read_on_server(lab: LabHandle) -> None:
     token = f"written-by-client1-{time.time_ns()}"
     lab.run("lab-client1", f"echo {token} > /mnt/lab/roundtrip.txt && sync")
@@ -42,17 +46,20 @@ def _swap(lab: LabHandle, host: str, path: str, new: str) -> tuple[str, str]:
     return old, seen
 
 
+@pytest.mark.every_kernel
 def test_nfsd_threads_are_readable_and_writable(lab: LabHandle) -> None:
     old, seen = _swap(lab, "lab-server", "/proc/fs/nfsd/threads", "16")
     assert old == "8" and seen == "16"
 
 
+@pytest.mark.every_kernel
 def test_stripe_cache_size_is_readable_and_writable(lab: LabHandle) -> None:
     old, seen = _swap(lab, "lab-server", "/sys/block/md0/md/stripe_cache_size", "1024")
     assert old == "256" and seen == "1024"
     assert "raid5" in lab.run("lab-server", "cat /proc/mdstat").stdout
 
 
+@pytest.mark.every_kernel
 def test_mount_readahead_is_readable_and_writable(lab: LabHandle) -> None:
     bdi = lab.run("lab-client1", "mountpoint -d /mnt/lab").stdout.strip()
     path = f"/sys/class/bdi/{bdi}/read_ahead_kb"
@@ -93,6 +100,7 @@ def test_hosts_mtu_remakes_the_standing_mounts_connection_at_it(lab: LabHandle) 
     assert "advmss:1448" in lab.run("lab-client1", nfs_conn).stdout  # as at boot
 
 
+@pytest.mark.every_kernel
 def test_link_is_shaped_and_offloads_are_off(lab: LabHandle) -> None:
     qdisc = subprocess.run(["ip", "netns", "exec", lab.lab.netns, "tc", "qdisc", "show", "dev", "tap1"],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -127,10 +135,10 @@ def test_lab_guests_offer_root_sudo_and_plain_logins(lab: LabHandle) -> None:
 def test_a_second_lab_comes_up_and_down_leaving_nothing(lab: LabHandle, tmp_path: Path) -> None:
     """`lab up → ssh → lab down` in its own directory and namespace, over what an earlier lab there
     left (its logs); the host helpers go with it."""
-    other = Lab(tmp_path / "lab2")
+    other = Lab(tmp_path / "lab2", kernels=lab.lab.kernels)  # the same kernel, from the same cache
     other.logs.mkdir(parents=True)
     (other.logs / "lab-client1.log").write_text("an earlier lab's console\n")
-    other.up(profile="fast", say=lambda _m: None)
+    other.up(profile="fast", say=lambda _m: None, kernel=lab.lab.kernel_name() or DEFAULT_KERNEL)
     try:
         assert other.ssh("lab-client1", "true").returncode == 0
         assert other.ssh("lab-client1", "findmnt -n -o FSTYPE /mnt/lab").stdout.strip() == "nfs4"
@@ -162,8 +170,9 @@ def test_preflight_names_what_is_missing(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr("shutil.which", lambda _name: None)
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(LabError) as err:
-        Lab(tmp_path / "lab4")._preflight()
+        Lab(tmp_path / "lab4")._preflight(Kernel("7.2", tmp_path / "linux.uml", tmp_path / "modules", None))
     assert "needs root" in str(err.value) and "make system-deps" in str(err.value)
+    assert f"UML 7.2's modules are missing under {tmp_path / 'modules'}" in str(err.value)
 
 
 def _mentions(cmdline: Path, text: str) -> bool:
@@ -171,3 +180,16 @@ def _mentions(cmdline: Path, text: str) -> bool:
         return text.encode() in cmdline.read_bytes()
     except OSError:
         return False
+
+
+def test_a_run_asking_for_another_kernel_than_the_running_labs_gets_a_sibling_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NFS_TUNER_LAB_KERNEL=7.2 beside an admin's 6.1 lab: the tests neither use nor disturb it (tests/conftest.py)."""
+    from tests.conftest import _lab_for
+
+    main = Lab()
+    monkeypatch.setattr(Lab, "is_up", lambda self: self.dir == main.dir)
+    monkeypatch.setattr(Lab, "kernel_name", lambda self: "6.1")
+    assert _lab_for(None).dir == main.dir and _lab_for("6.1").dir == main.dir
+    sibling = _lab_for("7.2")
+    assert sibling.dir == main.dir.with_name(f"{main.dir.name}-7.2") and sibling.kernels == main.kernels
+    assert sibling.netns != main.netns

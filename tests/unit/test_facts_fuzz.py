@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.facts import build_host_facts
-from app.facts import parse_nfs, parse_storage, parse_system
+from app.facts import parse_nfs, parse_nfsdctl, parse_storage, parse_system
 from app.facts.model import Parsed
 from app.facts.script import MARKER
 
@@ -38,6 +38,9 @@ SINGLE = [
     parse_nfs.parse_exportfs,
     parse_nfs.parse_etc_exports,
     parse_nfs.parse_versions,
+    parse_nfsdctl.parse_threads,
+    parse_nfsdctl.parse_pool_mode,
+    parse_nfsdctl.parse_listeners,
     parse_nfs.parse_pool_stats,
     parse_nfs.parse_nfsd_clients,
     parse_nfs.parse_tcp,
@@ -58,7 +61,11 @@ def test_single_parsers_never_raise(text: str) -> None:
 @given(ip=any_text, sysfs=any_text, a=any_text, b=any_text, c=any_text)
 def test_multi_input_parsers_never_raise(ip: str, sysfs: str, a: str, b: str, c: str) -> None:
     assert isinstance(parse_system.parse_nics(ip, sysfs), Parsed)
-    assert isinstance(parse_nfs.parse_nfsd("yes", a, b, c, ip), Parsed)
+    for netlink in (a, "pool-threads: 8\nmin-threads: " + b):
+        sections = {"nfsd_present": "yes", "nfsd_threads": a, "nfsd_versions": b, "nfsd_pool_stats": c,
+                    "nfsd_max_block_size": ip, "nfsd_pool_threads": sysfs, "sunrpc_pool_mode": b, "nfsd_portlist": c,
+                    "nfsdctl_threads": netlink, "nfsdctl_pool_mode": c, "nfsdctl_version": b, "nfsdctl_listener": a}
+        assert isinstance(parse_nfs.parse_nfsd(sections), Parsed)
     mounts = parse_storage.parse_mountinfo(a).value
     stats = parse_nfs.parse_mountstats(b).value
     bdi = parse_storage.parse_bdi(c).value

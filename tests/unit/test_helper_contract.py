@@ -44,7 +44,7 @@ EXAMPLES: dict[str, str] = {
     "EXPORT_OPTIONS": "rw,async,no_subtree_check", "CLIENT:/PATH": f"{EXPORT[0]}:{EXPORT[1]}",
     "MOUNT_POINT": MOUNT_POINT, "TYPE": "nfs", "OPTIONS": "vers=4.2,rsize=1048576,nconnect=4",
     "SERVER:/PATH": "nfs1:/srv/nfs", "COUNT": "2", "WAIT": "2", "SIZE": "8972", "IP": "10.0.0.1",
-    "IFACE": "eth0", "MTU": "9000", "SWITCH_DIR": TOKEN_DIR, "TIMEOUT": "60",
+    "IFACE": "eth0", "MTU": "9000", "SWITCH_DIR": TOKEN_DIR, "TIMEOUT": "60", "MIN_THREADS": "2", "POOL_MODE": "percpu\n",
     "NUMBER": "16\n", "1|2|3": "3\n", "RESTORE_JSON": '[{"id": 1, "steps": [{"argv": ["sync"]}]}]',
 }  # fmt: skip
 
@@ -150,9 +150,9 @@ def test_each_rows_example_is_accepted_as_exactly_that_command(helper: dict[str,
     assert allowed(out, stdin)  # the oracle below agrees with the table on what it allows
 
 
-# Values of the corpus that are valid for one argument on the made-up host (a ping of 0 bytes, the loopback);
+# Values of the corpus that are valid for one argument on the made-up host (a ping of 0 bytes, no floor, the loopback);
 # another run's switch has the grammar of one: the switch refuses it unless this login armed it (test_deadman_host).
-VALID_HERE = {("SIZE", "0"), ("IFACE", "lo"), ("SWITCH_DIR", "/run/nfs-tuner/ffffffffffff")}
+VALID_HERE = {("SIZE", "0"), ("MIN_THREADS", "0"), ("IFACE", "lo"), ("SWITCH_DIR", "/run/nfs-tuner/ffffffffffff")}
 
 
 def _argument_cases() -> Iterator[tuple[int, int, str]]:
@@ -250,12 +250,17 @@ def allowed(out: list[str], stdin: str) -> bool:
     digits = re.compile(r"[0-9]+", re.ASCII)
     if prog == "sync":
         return a == []
+    if prog == "tee" and a == ["/sys/module/sunrpc/parameters/pool_mode"]:
+        return stdin.rstrip("\n") in ("global", "percpu", "pernode", "auto") and stdin.count("\n") <= 1
     if prog == "tee":
         return len(a) == 1 and bool(_TUNABLES.fullmatch(a[0])) and bool(re.fullmatch(r"[0-9]{1,12}\n?", stdin, re.ASCII))
     if prog == "cat":
         return len(a) == 2 and a[0] == "--" and bool(_TUNABLES.fullmatch(a[1]) or _READ_ONLY.fullmatch(a[1]))
     if prog == "rpc.nfsd":
         return len(a) == 1 and bool(digits.fullmatch(a[0])) and 1 <= int(a[0]) <= 1024
+    if prog == "nfsdctl":  # the thread count, and with it a self-scaling nfsd's floor; nothing else
+        counts = a[-1:] if a[:1] == ["threads"] and len(a) == 2 else a[2:] if a[:2] == ["threads", "-m"] and len(a) == 4 else []
+        return bool(counts) and all(digits.fullmatch(c) and int(c) <= 1024 for c in counts) and int(a[-1]) >= 1
     if prog == "exportfs":
         return a == ["-v"] or (len(a) == 3 and a[0] == "-o" and a[2] == f"{EXPORT[0]}:{EXPORT[1]}"
                                and set(a[1].split(",")) <= {"rw", "sync", "no_subtree_check", "async", "wdelay", "no_wdelay"})

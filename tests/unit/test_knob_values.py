@@ -24,6 +24,8 @@ TEXTS = ("128", "4K", "1M", "1MiB", "32k", "0x1000", "-1", "+8", "", " ", "nan",
 # What each knob accepts among TEXTS; every other text is refused.
 ACCEPTED: dict[str, dict[str, Value]] = {
     "nfsd_threads": {"128": 128, "+8": 8, "3": 3, "601": 601},
+    "nfsd_min_threads": {"128": 128, "+8": 8, "3": 3, "601": 601},
+    "pool_mode": {},
     "export_sync": {"sync": "sync", "ASYNC": "async"},
     "export_wdelay": {"no_wdelay": "no_wdelay"},
     "stripe_cache_size": {"128": 128, "601": 601},

@@ -23,7 +23,7 @@ from app.hosts import CommandResult
 from app.hosts.privilege import Privilege
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import KnobError
-from app.knobs.nfsd_restart import NfsdBlockSizeTarget, bound_addresses, grace_wait, listeners
+from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget, bound_addresses, grace_wait, listeners, span_count
 
 from app.commands.arguments import OPT_IN_FLAGS
 from app.session.plan import PLAN_PAGE_OPT_INS, RESTART_RISK, PlanChoices, plan_problems
@@ -98,6 +98,8 @@ class _Nfsd:
                   timeout: float | None = None) -> CommandResult:  # fmt: skip
         if argv[0] == "python3":  # the dead-man switch: armed, fed, its list written
             return CommandResult(0, "armed 4242\n" if "arm" in argv else "", "")
+        if argv[0] == "env" and "nfsdctl" in argv:  # a host without nfsdctl (nfs-utils before 2.7): /proc alone
+            return CommandResult(127, "", "env: 'nfsdctl': No such file or directory")
         if argv[0] == "cat":
             return CommandResult(0, self._read(argv[-1]), "")
         if argv[0] == "tee":
@@ -217,7 +219,7 @@ def test_a_thread_change_puts_the_block_size_back_first_and_makes_it_again_after
     plan = Plan(knobs={"nfsd_threads": (8, 32), "max_block_size": (65536, MIB)}, strategy="grid")
     spec = SweepSpec("srv", ("c1",), "/srv/nfs", plan, restart_opt_in=True)
     journal = RecordingJournal()
-    applier = ConfigApplier(journal, {}, spec, "/mnt/nfs-tuner-t")  # type: ignore[arg-type]
+    applier = ConfigApplier(journal, {"srv": _Nfsd()}, spec, "/mnt/nfs-tuner-t")  # type: ignore[arg-type]
     group = ("nfsd_threads", "max_block_size")
 
     async def run() -> None:
@@ -312,3 +314,48 @@ def test_the_evidence_says_the_cap_on_what_clients_asked_and_the_restart() -> No
     assert sentence is not None and "at most 262144 bytes (rsize 1048576 asked for is cut to it)" in sentence
     assert "grace period" in sentence
     assert block_size_sentence(base, base) is None
+
+
+# --- pool_mode: the same restart ------------------------------------------------------------------
+class _Pools(_Nfsd):
+    """The same nfsd with sunrpc's pool_mode, taken only while no nfsd runs, on a host of ``cpus``."""
+
+    def __init__(self, cpus: str) -> None:
+        super().__init__()
+        self.mode, self.cpus = "global", cpus
+
+    def _write(self, path: str, text: str) -> str | None:
+        if path.endswith("/pool_mode"):
+            if self.serving:
+                return "tee: /sys/module/sunrpc/parameters/pool_mode: Device or resource busy"
+            self.mode = text
+            return None
+        return super()._write(path, text)
+
+    def _read(self, path: str) -> str:
+        found = {"pool_mode": f"{self.mode}\n", "online": f"{self.cpus}\n" if "/cpu/" in path else "0\n"}
+        return found.get(path.rsplit("/", 1)[-1]) or super()._read(path)
+
+    async def run(self, argv: Sequence[str], *, sudo: bool = False, input: str | None = None,
+                  timeout: float | None = None) -> CommandResult:  # fmt: skip
+        if argv[0] == "cat" and len(argv) > 3:
+            return CommandResult(0, "".join(self._read(p) for p in argv[2:]), "")
+        return await super().run(argv, sudo=sudo, input=input, timeout=timeout)
+
+
+def test_a_pool_mode_change_restarts_nfsd_as_it_was_and_one_cpu_refuses_it(tmp_path: Path) -> None:
+    host = _Pools("0-3")
+
+    async def scenario() -> None:
+        store, journal = _journal(tmp_path, host)
+        with store:
+            applied = await journal.apply("filer", NfsdPoolModeTarget(), "percpu")
+            assert (applied.old, applied.effective, host.mode, host.threads) == ("global", "percpu", "percpu", 8)
+            assert host.commands[:3] == [("threads", "0"), ("pool_mode", "percpu"), ("rpc.nfsd", "8")]
+            assert await journal.close() == []
+        with pytest.raises(KnobError, match="one CPU and one NUMA node: every pool mode makes one pool"):
+            await NfsdPoolModeTarget().read(_Pools("0"))  # type: ignore[arg-type]
+
+    asyncio.run(scenario())
+    assert (host.mode, host.threads, sorted(host.ports)) == ("global", 8, ["tcp 2049 v4", "tcp 2049 v6"])
+    assert [span_count(s) for s in ("0", "0-3", "0-3,8,10-11", "x", "")] == [1, 4, 7, 1, 1]

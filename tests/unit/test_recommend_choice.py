@@ -213,3 +213,7 @@ def test_thread_evidence_reads_the_wait_from_threads_woken() -> None:
     assert line is not None and "removed the wait" in line and "94 %" in line, line
     # Telemetry from before threads-woken was kept still falls back to enqueued / arrived.
     assert TelemetryDigest(arrived_per_s=1000.0, enqueued_per_s=300.0).waiting_share == 0.3
+    # UML 7.2's counters (benchmarks/lab_profiles.py, 32 threads): enqueued and woken above arrived. No wait, and
+    # never a share above 1 from the fallback.
+    assert TelemetryDigest(arrived_per_s=3792.0, enqueued_per_s=6064.0, woken_per_s=4815.0).waiting_share == 0.0
+    assert TelemetryDigest(arrived_per_s=3792.0, enqueued_per_s=6064.0).waiting_share == 1.0

@@ -450,10 +450,10 @@ class PlanPage(Page):
         for knob in self.knobs:
             if knob.opt_in == kind and self._offered(knob.name):
                 self.checks[knob.name].setEnabled(on)
-                self.checks[knob.name].setChecked(on and sweep)
+                self.checks[knob.name].setChecked(on and sweep and knob.tried_on_opt_in)
                 self.edits[knob.name].setEnabled(on)
                 if not sweep:
-                    self._sweep_checks[knob.name] = on
+                    self._sweep_checks[knob.name] = on and knob.tried_on_opt_in
         if self.proposal is not None:  # its reasons say what the opt-in changes
             self._propose(tick=False)
         self._changed()
