@@ -171,10 +171,13 @@ class ChangeJournal:
         state.stale = True
 
     async def revert(self, applied: Applied) -> None:
+        """Put ``applied`` back; a change no longer held (its switch put it back while the host was away, or it
+        was left to the switch) has its journal entry saying so already."""
         async with self._lock:
-            state = self._hosts[applied.host]
-            held = next(h for h in state.held if h.applied is applied)
-            await self._revert_one(state, held)
+            state = self._hosts.get(applied.host)
+            held = next((h for h in state.held if h.applied is applied), None) if state is not None else None
+            if state is not None and held is not None:
+                await self._revert_one(state, held)
 
     async def revert_all(self) -> list[str]:
         """Undo every held change, newest first; returns the problems (empty when all is back).

@@ -221,6 +221,31 @@ def _threads(c: Context) -> KnobAdvice:
     return _advice("nfsd_threads", True, values, f"threads waited {percent_text(wait)} of the time: more nfsd threads", 95)
 
 
+def _min_threads(c: Context) -> KnobAdvice:
+    today = c.today("nfsd_min_threads")
+    if today is None:
+        return _lacking("nfsd_min_threads", "nfsd's threads do not scale themselves here (Linux 7.0 with nfsdctl)")
+    values = _choices("nfsd_min_threads", today)
+    wait = c.o.thread_wait
+    if wait is not None and wait >= THREAD_WAITS:
+        return _advice("nfsd_min_threads", True, values, f"threads waited {percent_text(wait)} of the time on a "
+                                                         "self-scaling nfsd: a higher floor keeps them started", 40)  # fmt: skip
+    return _advice("nfsd_min_threads", False, values, "nfsd starts threads as requests wait and the floor only spares "
+                                                      "a burst their start: not ticked")  # fmt: skip
+
+
+def _pool_mode(c: Context) -> KnobAdvice:
+    today = c.today("pool_mode")
+    if today is None:
+        return _lacking("pool_mode", "one CPU and one NUMA node make one nfsd pool whatever the mode")
+    values = _choices("pool_mode", today)
+    why = "per-CPU or per-node pools matter on a busy many-core server"
+    if c.allow_restart and c.o.thread_wait is not None and c.o.thread_wait >= THREAD_WAITS:
+        return _advice("pool_mode", True, values, f"{why}, and threads waited {percent_text(c.o.thread_wait)} of the "
+                                                  "time (you opted in to nfsd restarts)", 15)  # fmt: skip
+    return _advice("pool_mode", False, values, f"{why}; each change restarts nfsd: not ticked")
+
+
 def _stripe_cache(c: Context) -> KnobAdvice:
     md = c.o.raid
     if md is None:
@@ -363,6 +388,8 @@ def _dirty(knob: str) -> Callable[[Context, tuple[Value, ...]], KnobAdvice]:
 
 RULES: dict[str, Callable[[Context], KnobAdvice]] = {
     "nfsd_threads": _threads,
+    "nfsd_min_threads": _min_threads,
+    "pool_mode": _pool_mode,
     "max_block_size": _max_block_size,
     "export_sync": _export_sync,
     "export_wdelay": _wdelay,

@@ -98,7 +98,9 @@ def test_a_cable_pulled_for_less_than_the_wait_is_named_waited_for_and_its_trial
     assert lost.state == TrialState.BROKEN and lost.reason.startswith("interrupted: lab-client2 stopped answering")
     assert "back after" in lost.reason and not any("recorded against it" in t.reason for t in trials)
     assert sum(1 for t in trials if dict(t.config) == dict(lost.config) and t.state == TrialState.OK) >= 1  # ran again
-    assert journal and all(e.state is JournalState.REVERTED for e in journal), [(e.knob, e.state) for e in journal]
+    # put back by nfs-tuner, or by the host's own switch when the 60 s out outlasted its timeout (the journal says)
+    put_back = {JournalState.REVERTED, JournalState.REVERTED_BY_HOST}
+    assert journal and all(e.state in put_back for e in journal), [(e.knob, e.state) for e in journal]
 
 
 @pytest.mark.timeout(600)

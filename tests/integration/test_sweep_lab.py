@@ -60,7 +60,7 @@ def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, lab_s
     with Store(db, readonly=True) as store:
         assert store.get_session(sid).state == SessionState.COMPLETE
         trials = store.trials(sid)
-        assert sorted(t.config["rsize"] for t in trials) == [32768, 1048576]
+        assert sorted({t.config["rsize"] for t in trials}) == [32768, 1048576]  # then the put-back checks' runs
         for t in trials:
             assert t.state == TrialState.OK, t.reason
             assert t.summary["effective"]["rsize"] == str(t.config["rsize"])  # negotiated on the fresh mount
@@ -75,9 +75,9 @@ def test_tiny_sweep_stores_trials_with_samples_and_reverts(lab: LabHandle, lab_s
                 ("lab-client1", "ceiling"), ("lab-server", "ceiling")} <= facts  # fmt: skip
         recs = {r.objective: r for r in store.recommendations(sid)}
         assert "seq_read" in recs and recs["seq_read"].config.get("rsize") in (32768, 1048576)
-    assert [type(e).__name__ for e in events].count("TrialFinished") == 2
+    assert [type(e).__name__ for e in events].count("TrialFinished") == len(trials)
     last = [e for e in events if isinstance(e, Progress)][-1]
-    assert last.done == last.total == 2
+    assert last.done == last.total == len(trials)
     with Store(db, readonly=True) as store:
         assert _no_test_mounts(lab, store, sid)
 
@@ -135,8 +135,8 @@ def test_sigkill_leaves_an_interrupted_session_that_resumes(lab: LabHandle, tmp_
     asyncio.run(resume())
     with Store(db, readonly=True) as store:
         assert store.get_session(1).state == SessionState.COMPLETE
-        ok_configs = sorted(t.config["rsize"] for t in store.trials(1, TrialState.OK))
-        assert ok_configs == [65536, 1048576]
+        ok_configs = sorted({t.config["rsize"] for t in store.trials(1, TrialState.OK)})
+        assert ok_configs == [65536, 1048576]  # the killed one again, and the put-back checks' runs
         # the resume waited for the killed run's switch (or put its changes back itself)
         states = {e.state for e in store.journal(1)}
         assert states <= {JournalState.REVERTED, JournalState.REVERTED_BY_HOST}, store.journal(1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QWizard
 
 from app.hosts import HostPool, SshSettings
 from app.session import PlanChoices, Role, TuningSession
-from app.store import JournalState, SessionState, Store, TrialState
+from app.store import JournalState, SessionState, Store, TrialRecord, TrialState
 from app.sweep.ssh_hosts import SshHosts
 from experiments.workloads import MIB
 from tests.conftest import LabHandle
@@ -141,7 +142,8 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     plan.reps.setValue(1)
     assert plan.choices().workloads == ("seq_read",)
     assert plan.isComplete(), plan.error_label.text()
-    assert plan.estimate.text().startswith("3 trials")  # 2 configurations, a second run for some
+    # 2 configurations once each, then at most the put-back checks' and the confirmation's runs
+    assert re.match(r"\d+ trials, about ", plan.estimate.text()), plan.estimate.text()
 
     # 4. run: live samples in the plot, the strip, the journal put back
     _next(qtbot, wizard)
@@ -151,11 +153,12 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     qtbot.waitUntil(lambda: "lab-client1" in run.plots.trial.client_curves, timeout=90_000)
     assert window.bridge.live.version > 0
     qtbot.waitUntil(lambda: "lab-server" in window.bridge.live.hosts, timeout=30_000)  # its disk and NIC
-    qtbot.waitUntil(run.isComplete, timeout=120_000)
+    qtbot.waitUntil(run.isComplete, timeout=400_000)
     finished = wizard.state.finished
     assert finished is not None and finished.state == SessionState.COMPLETE.value, run.trial_label.text()
-    assert run.strip.count() == 2
-    assert run.progress.value() == run.progress.maximum() == 2
+    ran = len(store_trials(db, session.session_id))
+    assert ran >= 2 and run.strip.count() == ran
+    assert run.progress.value() == run.progress.maximum() == ran
     assert "put back" in run.trial_label.text()
     assert run.journal.rowCount() >= 1
     assert set(_cells(run.journal, 3)) <= {"reverted", "reverted_by_host"}
@@ -191,7 +194,7 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     with Store(db, readonly=True) as store:
         assert store.get_session(sid).state == SessionState.COMPLETE
         trials = store.trials(sid)
-        assert sorted(t.config["rsize"] for t in trials) == [32768, 1048576]
+        assert sorted({t.config["rsize"] for t in trials}) == [32768, 1048576]
         assert all(t.state == TrialState.OK for t in trials), [t.reason for t in trials]
         assert all(e.state in (JournalState.REVERTED, JournalState.REVERTED_BY_HOST)
                    for e in store.journal(sid))  # fmt: skip
@@ -202,3 +205,9 @@ def test_the_wizard_tunes_the_lab(qtbot, loop, lab: LabHandle, tmp_path: Path) -
     window.close()
     closing = asyncio.ensure_future(session.close())
     qtbot.waitUntil(closing.done, timeout=10_000)
+
+
+def store_trials(db: Path, sid: int | None) -> list[TrialRecord]:
+    assert sid is not None
+    with Store(db, readonly=True) as store:
+        return store.trials(sid)
