@@ -1,8 +1,9 @@
 """What Help shows: a short text for each wizard page and the review window (F1), the README, About.
 
 Each text says what the place is for, what happens on the hosts there, and the keys
-that matter; the README is the long story, read from the installed package's
-metadata (its long description) or from the source tree beside this file.
+that matter; the README is the way in (install, what the hosts need, a first session; docs/ in
+the source tree has the rest), read from the installed package's metadata (its long
+description) or from the source tree beside this file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The exit statuses of every command, one place (the README's table is checked against it)."""
+"""The exit statuses of every command, one place (docs/scripting.md's table is checked against it)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def signalled(signum: int) -> int:
 
 INTERRUPTED = signalled(signal.SIGINT)
 
-# Each status in words, for the man page's EXIT STATUS (app.shell.man_sections) and the README's table.
+# Each status in words, for the man page's EXIT STATUS (app.shell.man_sections) and docs/scripting.md's table.
 WORDS: tuple[tuple[str, str], ...] = (
     (str(int(Exit.OK)), "Success; for a sweep or a study: complete, every change put back."),
     (str(int(Exit.FAILED)), "The command ran but did not succeed: a host, a file or the session database refused, "

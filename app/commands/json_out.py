@@ -1,7 +1,7 @@
 """Every ``--json`` document, written one way: a ``format`` naming the document and its version first.
 
 A version goes up when a key is removed, renamed or changes its meaning; keys may be
-added without. The README describes each document with the exit statuses.
+added without. docs/scripting.md describes each document with the exit statuses.
 """
 
 from __future__ import annotations

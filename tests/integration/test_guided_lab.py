@@ -1,7 +1,7 @@
 """A guided plan on real hosts changes only the knobs that matter there, and confirms the change (issue 29).
 
 On the wan profile (a 20 ms round trip) with a client whose own mount reads at rsize 64 KiB,
-one stream's speed is decided by rsize and readahead (the README's table: ×4.7 and ×5.3);
+one stream's speed is decided by rsize and readahead (docs/lab.md's table: ×4.7 and ×5.3);
 the RAID's stripe cache (a write cache) and the export's write delay cannot move a read.
 The guided plan gets all four, with the product's defaults for everything else: its
 screening, refinement, put-back checks and confirmation run through the real engine over

@@ -1,7 +1,7 @@
 """The lab's profiles: what the network and the server's disks cost.
 
 Each profile is built to make certain knobs matter as they do in the field; the
-README's lab section gives the size of each effect, measured without nfs-tuner by
+lab's page (docs/lab.md) gives the size of each effect, measured without nfs-tuner by
 ``benchmarks/lab_profiles.py``. A profile is three independent settings:
 
 - ``rate``: a token bucket on each guest's tap on the host (the switch port);

@@ -241,7 +241,7 @@ _OPTION = re.compile(r"vers=(3|4|4\.[012])|[rw]size=\d+|nconnect=\d+|actimeo=\d+
 
 
 def allowed(out: list[str], stdin: str) -> bool:
-    """Whether an absolute argv is one the contract, read as an admin reads the README, permits."""
+    """Whether an absolute argv is one the contract, read as an admin reads docs/security.md, permits."""
     if not out or any(not a or "\x00" in a or "\n" in a for a in out):
         return False
     prog, a = out[0].rsplit("/", 1)[-1], out[1:]

@@ -1,4 +1,4 @@
-"""What scripts rely on: the exit statuses and the --json documents, as the README describes them."""
+"""What scripts rely on: the exit statuses and the --json documents, as docs/scripting.md describes them."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from app.store import Store
 from tests.fabricate_session import Recipe, fabricate_session
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text(encoding="utf-8")
+SCRIPTING = (REPO / "docs" / "scripting.md").read_text(encoding="utf-8")
 
 
-def _readme_table(heading: str) -> list[list[str]]:
-    section = README.split(heading, 1)[1]
+def _doc_table(heading: str) -> list[list[str]]:
+    section = SCRIPTING.split(heading, 1)[1]
     rows = []
     for line in section.splitlines()[1:]:
         if rows and not line.startswith("|"):
@@ -30,13 +30,13 @@ def _readme_table(heading: str) -> list[list[str]]:
     return rows[1:]
 
 
-def test_the_readme_lists_every_exit_status_the_code_has() -> None:
-    rows = _readme_table("Every command ends with one of these statuses")
+def test_the_docs_list_every_exit_status_the_code_has() -> None:
+    rows = _doc_table("Every command ends with one of these statuses")
     assert [r[0] for r in rows] == [*(str(int(e)) for e in Exit), f"{SIGNALLED} + N"]
 
 
-def test_the_readme_lists_every_json_document_with_its_format() -> None:
-    rows = _readme_table("Each `--json` document is one object")
+def test_the_docs_list_every_json_document_with_its_format() -> None:
+    rows = _doc_table("Each `--json` document is one object")
     assert {r[1].strip("`") for r in rows} == {format_of(d) for d in FORMATS}
 
 
