@@ -273,7 +273,8 @@ RESUME_TAKES = {"func", "defaults", "resume", "ssh_config", "deadman_timeout", "
 def main(args: argparse.Namespace) -> int:
     try:
         if args.resume is not None and args.dry_run:
-            raise UsageError(sweep_plan.NO_DRY_RESUME)
+            db = Path(args.db) if getattr(args, "db", None) else None
+            raise UsageError(sweep_plan.no_dry_resume(command_line("sessions", "show", str(args.resume), db=db)))
         if args.resume is not None:
             _resume_alone(args)
         else:

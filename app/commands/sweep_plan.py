@@ -182,7 +182,8 @@ def say(out: TextIO, line: str) -> None:
     out.flush()
 
 
-NO_DRY_RESUME = ("--dry-run cannot go with --resume: a resumed session carries on with its stored plan; "
-                 "`nfs-tuner sessions show ID` says what it is")
+def no_dry_resume(show: str) -> str:
+    """The refusal of --dry-run beside --resume; ``show`` is the command that shows the session's plan."""
+    return f"--dry-run cannot go with --resume: a resumed session carries on with its stored plan; `{show}` says what it is"
 DRY_RUN_DONE = "Dry run: nothing was changed on any host. Run the same command without --dry-run to start it."
 

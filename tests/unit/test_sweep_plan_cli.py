@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from app.knobs.catalog import SPECS
 from app import cli
 from app.commands import sweep
 from app.simulated import SimulatedHosts
@@ -85,7 +86,7 @@ def test_a_dry_runs_json_carries_the_diagnosis_the_plan_and_the_reasons(
     knobs = {k["knob"]: k for k in plan["knobs"]}
     assert knobs["export_wdelay"]["in_plan"] and "no_wdelay commits each at once" in knobs["export_wdelay"]["reason"]
     assert not knobs["export_sync"]["ticked"] and "opt-in" in knobs["export_sync"]["reason"]
-    assert all(k["reason"] for k in plan["knobs"]) and len(plan["knobs"]) == 16
+    assert all(k["reason"] for k in plan["knobs"]) and len(plan["knobs"]) == len(SPECS)
     assert [h["host"] for h in data["changes"]] == ["nfs-server", "client1", "client2"]
     assert data["estimate"]["trials"] > 0 and data["estimate"]["seconds"] <= 3600
     assert "Measuring the baseline" in err  # the progress on stderr; stdout is the JSON alone

@@ -157,14 +157,14 @@ def knob_row(index: int) -> int:
 class ValuesFit(ColumnFit):
     """The knobs' columns inside the table's width: a long knob name, where it acts, its allowed values
     and its safety class wrap; the values fields get the room left and ask for their text's width (a line
-    edit's own wish is some 17 characters, whatever it holds). A knob's reason spans the row under it,
+    edit's own wish is some 17 characters, whatever it holds), and give some of it up last. A knob's reason spans the row under it,
     wrapped at the table's width (a row's own fit would wrap it at its first column's)."""
 
     VALUES = COLUMNS.index("Values to try")
 
     def __init__(self, table: QTableWidget, edits: dict[str, QLineEdit]) -> None:
         super().__init__(table, narrow=(COLUMNS.index("Knob"), COLUMNS.index("Where"), COLUMNS.index("Allowed"),
-                                        COLUMNS.index("Safety")),
+                                        COLUMNS.index("Safety"), self.VALUES),
                          spare=self.VALUES)
         self.edits = edits
         for edit in edits.values():
@@ -179,6 +179,11 @@ class ValuesFit(ColumnFit):
         if column != self.VALUES:
             return super().natural_width(column)
         return max((fm.horizontalAdvance(e.text()) for e in self.edits.values()), default=0) + 4 * fm.averageCharWidth()
+
+    def narrowest(self, column: int) -> int:
+        if column == self.VALUES:  # a values field scrolls its own text: some 12 characters stay in view
+            return max(12 * self.table.fontMetrics().averageCharWidth(), self.table.horizontalHeader().sectionSizeHint(column))
+        return super().narrowest(column)
 
     def fit(self) -> None:
         super().fit()
