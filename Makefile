@@ -27,13 +27,11 @@ run: $(STAMP)
 system-deps:
 	@sh tests/system-deps.sh
 
-# Every test on the lab's default kernel (UML 6.1), then the lab tests marked every_kernel on UML 7.2
-# (fetched once into .lab/kernels): about 3 minutes more, the second lab's boot included.
-# SECOND_KERNEL= leaves the second pass out; pytest's 5 means PYTEST_ARGS left none of its tests.
+# Every test: the lab's in two shares on two labs (UML 6.1) beside the tests that need no lab, then the lab
+# tests marked every_kernel on UML 7.2 (fetched once into .lab/kernels): tests/run-suites.sh says how.
+# SECOND_KERNEL= leaves the second kernel out; pytest's 5 means PYTEST_ARGS left none of a run's tests.
 test: system-deps lint
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
-	$(if $(SECOND_KERNEL),NFS_TUNER_LAB_KERNEL=$(SECOND_KERNEL) QT_QPA_PLATFORM=offscreen $(PY) -m pytest \
-		-m every_kernel $(PYTEST_ARGS) tests/lab tests/integration || [ $$? = 5 ])
+	QT_QPA_PLATFORM=offscreen sh tests/run-suites.sh $(PY) "$(SECOND_KERNEL)" $(PYTEST_ARGS)
 
 # The everyday check, a few minutes on two cores: lint, then every test that needs no lab, no root
 # and no slow tool (those are marked `slow`: builds, installs, the agent under other Pythons, ansible).

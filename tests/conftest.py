@@ -35,6 +35,40 @@ class LabHandle:
         return self.lab.ssh(host, command, timeout=timeout, check=check)
 
 
+# `make test` runs the lab's tests as two shares on two labs side by side (tests/run-suites.sh): their guests
+# mostly wait (on netem, dm-delay, a pulled cable, a switch's timeout), so two labs on two cores take little
+# more than the longer share. Whole files, so the tests that leave sessions for others keep them
+# (test_sweep_lab's for test_review_lab). NFS_TUNER_LAB_SHARE=1 or 2 keeps one share's lab tests.
+SECOND_SHARE = frozenset({
+    "tests/integration/test_host_faults_lab.py",
+    "tests/integration/test_narrow_sudo_lab.py",
+    "tests/integration/test_guided_lab.py",
+    "tests/integration/test_diagnosis_lab.py",
+    "tests/integration/test_phased_within_budget_lab.py",
+    "tests/integration/test_full_export_lab.py",
+    "tests/integration/test_recommendation_lab.py",
+    "tests/lab/test_profiles.py",
+})
+
+
+def lab_share(path: str) -> int:
+    return 2 if path in SECOND_SHARE else 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    share = os.environ.get("NFS_TUNER_LAB_SHARE", "")
+    if share not in ("1", "2"):
+        return
+    root = Path(__file__).resolve().parents[1]
+    keep, drop = [], []
+    for item in items:
+        mine = item.get_closest_marker("lab") is None or lab_share(item.path.relative_to(root).as_posix()) == int(share)
+        (keep if mine else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def _lab_skip_reason() -> str | None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         return None  # under CI the lab tests always run, and fail if the lab cannot start

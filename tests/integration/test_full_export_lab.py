@@ -29,14 +29,14 @@ LEFT_FREE = 8 * MIB
 TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=2.0)
 
 
-def _free(lab: LabHandle) -> int:
-    """Free bytes counting the blocks ext4 keeps for root: nfsd writes as root for a no_root_squash export."""
-    blocks, size = lab.run("lab-server", f"stat -f -c '%f %S' {EXPORT}").stdout.split()
-    return int(blocks) * int(size)
-
-
 def _fill(lab: LabHandle) -> None:
-    lab.run("lab-server", f"fallocate -l {_free(lab) - LEFT_FREE} {FILLER} && sync")
+    """Every block of the export's file system taken but LEFT_FREE, those ext4 keeps for root too (nfsd writes
+    as root for a no_root_squash export): a reserve is made, the rest filled in ever smaller pieces until none
+    fits, and the reserve freed."""
+    lab.run("lab-server", f"fallocate -l {LEFT_FREE} {FILLER}.reserve && n=0 && "
+                          f"for size in 1G 256M 64M 16M 4M 1M 256K 64K 16K 4K; do "
+                          f"while fallocate -l $size {FILLER}.$n 2>/dev/null; do n=$((n+1)); done; done; "
+                          f"rm -f {FILLER}.reserve && sync", timeout=300)  # fmt: skip
 
 
 def _spec() -> SweepSpec:
@@ -49,7 +49,7 @@ def _spec() -> SweepSpec:
 def filled(lab: LabHandle) -> Iterator[None]:
     """The filler goes after the test, whatever happened."""
     yield
-    lab.run("lab-server", f"rm -f {FILLER}", check=False)
+    lab.run("lab-server", f"rm -f {FILLER}.*", check=False)
 
 
 def test_the_preflight_sees_a_full_export_and_changes_nothing(lab: LabHandle, tmp_path: Path, filled: None) -> None:

@@ -115,7 +115,8 @@ def _alive(pid: int) -> bool:
 class Lab:
     def __init__(self, lab_dir: Path | None = None, kernels: Path | None = None) -> None:
         self.dir = (lab_dir or Path(os.environ.get("NFS_TUNER_LAB_DIR", REPO / ".lab"))).resolve()
-        self.kernels = kernels or self.dir / "kernels"  # fetched kernels, kept across labs (tests/lab/kernels.py)
+        # fetched kernels, kept across labs and shared by every lab of the checkout (tests/lab/kernels.py)
+        self.kernels = kernels or REPO / ".lab" / "kernels"
         tag = hashlib.sha256(str(self.dir).encode()).hexdigest()[:8]
         self.netns = f"nfst-{tag}"
         self.umid_prefix = f"nfst-{tag}"

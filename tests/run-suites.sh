@@ -1,0 +1,57 @@
+#!/bin/sh
+# `make test`: every test, within CI's 30 minutes on two cores, as three runs side by side:
+#   1. the lab's tests of share 1 on the lab in .lab (the default kernel), on this terminal;
+#   2. the lab's tests of share 2 on a second lab (.lab-share2), then the tests marked every_kernel on the
+#      second kernel ($SECOND; empty: none), on that lab's directory;
+#   3. every test that needs no lab.
+# The lab's guests mostly wait (on netem, dm-delay, a pulled cable, a dead-man switch's timeout) and the
+# rest of the suite is CPU, so together they take little more than the longest run alone; tests/conftest.py
+# says which files are in which share. Logs of 2 and 3 are printed when they end; the status is the worst.
+# Usage: tests/run-suites.sh PYTHON SECOND_KERNEL [PYTEST_ARGS...]
+set -u
+py=$1
+second=$2
+shift 2
+here=$(cd "$(dirname "$0")/.." && pwd)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# pytest's 5: the arguments selected none of that run's tests (e.g. PYTEST_ARGS names one file)
+ok() { [ "$1" = 0 ] || [ "$1" = 5 ]; }
+
+(
+    NFS_TUNER_LAB_SHARE=2 NFS_TUNER_LAB_DIR="$here/.lab-share2" "$py" -m pytest -m lab "$@"
+    code=$?
+    if [ -n "$second" ]; then
+        NFS_TUNER_LAB_DIR="$here/.lab-share2" NFS_TUNER_LAB_KERNEL="$second" \
+            "$py" -m pytest -m every_kernel "$@" tests/lab tests/integration
+        again=$?
+        ok "$again" || code=$again
+    fi
+    exit "$code"
+) >"$logs/share2.log" 2>&1 &
+share2=$!
+
+"$py" -m pytest -m "not lab" "$@" >"$logs/rest.log" 2>&1 &
+rest=$!
+
+NFS_TUNER_LAB_SHARE=1 "$py" -m pytest -m lab "$@"
+first=$?
+
+wait "$share2"
+second_code=$?
+wait "$rest"
+rest_code=$?
+echo
+echo "==================== the lab's share 2, then every_kernel on ${second:-no second kernel} ===================="
+cat "$logs/share2.log"
+echo
+echo "==================== every test that needs no lab ===================="
+cat "$logs/rest.log"
+echo
+echo "run-suites: lab share 1 exit $first; lab share 2 (and the second kernel) exit $second_code; the rest exit $rest_code"
+status=0
+for c in "$first" "$second_code" "$rest_code"; do
+    ok "$c" || status=1
+done
+exit "$status"
