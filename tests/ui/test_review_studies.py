@@ -2,7 +2,7 @@
 Directory scaling tab, and two ladders compared overlay their knees.
 
 The sessions are real: `nfs-tuner study ladder` and `study dirs` run over the demo's simulated
-hosts (as tests/unit/test_ladder_study.py and test_dirs_study.py run them) into one SQLite
+hosts (as tests/unit/app/session/test_ladder_study.py and test_dirs_study.py run them) into one SQLite
 file, beside an ordinary sweep fabricated through the Store API. Every word is checked against
 what app.report reads back from the same file (LadderResult, DirsResult).
 """

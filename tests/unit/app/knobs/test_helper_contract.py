@@ -338,7 +338,7 @@ def test_the_program_runs_nothing_it_refuses_and_only_what_is_allowed(
         helper: dict[str, Any], case: tuple[list[str], str], monkeypatch: pytest.MonkeyPatch) -> None:
     argv, stdin = case
     if argv[:1] == ["deadman"]:
-        return  # the switch acts on real directories: tests/unit/test_deadman_host.py and the lab test
+        return  # the switch acts on real directories: test_deadman_host.py beside it and the lab test
     recorder = Recorder()
     with monkeypatch.context() as m:
         m.setitem(sys.modules, "subprocess", recorder)
