@@ -114,6 +114,7 @@ def test_a_hostile_stored_workload_never_adds_fio_options(workload: dict[str, ob
 _ANSIBLE = shutil.which("ansible-playbook")
 
 
+@pytest.mark.slow  # a real ansible-playbook run: seconds
 @pytest.mark.skipif(_ANSIBLE is None or os.geteuid() != 0, reason="needs ansible-playbook and root (a local play)")
 def test_jinja_in_an_export_path_does_not_run_in_ansible_playbook(tmp_path: Path) -> None:
     """The reported hole: ansible-playbook templated an export path and ran its lookup('pipe')."""
