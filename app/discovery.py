@@ -96,7 +96,7 @@ async def discover_one(pool: HostPool, name: str) -> Discovery:
     except HostError as exc:
         return Discovery(name, None, exc, time.perf_counter() - start)
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, RecursionError) as exc:
-        # The parsers are total (tests/unit/test_facts_fuzz.py); should one still trip on
+        # The parsers are total (tests/unit/app/facts/test_facts_fuzz.py); should one still trip on
         # what a host sent, that host fails alone: discover_many gathers every host.
         error = UnreadableReply(name, f"{exc.__class__.__name__}: {exc}")
         return Discovery(name, None, error, time.perf_counter() - start)

@@ -57,7 +57,7 @@ SPACE: dict[str, tuple[str, str]] = {
     "dirty_bytes": ("16M", "1G"),
     "dirty_background": ("4M", "256M"),
     "rpc_slots": ("16", "65536"),
-}  # a low and a high value of every knob in the catalog (tests/unit/test_soak_space.py checks it)
+}  # a low and a high value of every knob in the catalog (tests/unit/benchmarks/test_soak_space.py checks it)
 WORKLOADS = ("seq_read", "seq_write", "small_files", "mixed", "seq_read", "seq_write")
 CLIENTS = ("lab-client1", "lab-client2")
 

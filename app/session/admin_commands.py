@@ -2,7 +2,7 @@
 
 A command names the session database when it is not the one a plain ``nfs-tuner`` opens
 (``--db``), and the SSH config the hosts were reached through (``--ssh-config``), each
-path quoted for the shell. ``tests/unit/test_printed_commands.py`` runs every command the
+path quoted for the shell. ``tests/integration/test_printed_commands.py`` runs every command the
 code prints, as printed.
 """
 

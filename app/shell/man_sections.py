@@ -1,6 +1,6 @@
 """The parts of nfs-tuner(1) that the parser cannot say: exit status, environment, files, examples.
 
-Each is checked against the code by tests/unit/shell/test_manpage.py: every exit status a
+Each is checked against the code by tests/unit/app/shell/test_manpage.py: every exit status a
 command returns is listed, every NFS_TUNER_ variable the code reads is named, the default
 paths are the ones app.paths gives, and every example parses with the real parser.
 """

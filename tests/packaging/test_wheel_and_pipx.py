@@ -27,6 +27,8 @@ from tests.packaging._tools import (
     run,
 )
 
+pytestmark = pytest.mark.slow  # every test here builds the app (python -m build), some install it
+
 PACKAGE_DIR = "resources/desktop"
 HINT = (
     "the package-data patterns in pyproject.toml ([tool.setuptools.package-data]) must "
@@ -101,7 +103,6 @@ def pipx_install(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bin_dir
 
 
-@pytest.mark.slow
 def test_pipx_install_gives_a_working_nfs_tuner(pipx_install: Path) -> None:
     exe = pipx_install / "nfs-tuner"
     assert exe.exists(), f"pipx made no {exe}"
@@ -110,14 +111,12 @@ def test_pipx_install_gives_a_working_nfs_tuner(pipx_install: Path) -> None:
     assert out.stdout.strip() == f"nfs-tuner {__version__}"
 
 
-@pytest.mark.slow
 def test_pipx_install_prints_its_completion_script(pipx_install: Path) -> None:
     exe = pipx_install / "nfs-tuner"
     out = run([str(exe), "completion", "bash"], env=headless_env())
     assert out.returncode == 0 and "complete -F _nfs_tuner nfs-tuner" in out.stdout, out.stderr
 
 
-@pytest.mark.slow
 def test_pipx_install_installs_the_desktop_entry(pipx_install: Path, tmp_path: Path) -> None:
     exe = pipx_install / "nfs-tuner"
     out = run([str(exe), "--install-desktop-entry"], env=headless_env(XDG_DATA_HOME=str(tmp_path)))

@@ -12,7 +12,7 @@ from app.report.session_data import trial_latency, trial_latency_cells
 from app.store import TrialState
 from app.vocabulary import latency_text
 from experiments.goals import Goal, GoalKind
-from tests.unit.test_session_service import run_demo
+from tests.unit.app.session.test_session_service import run_demo
 from ui.pages.plan import PlanPage
 from ui.pages.results import RANK_COLUMNS, ResultsPage
 from ui.review.launch import open_review_window

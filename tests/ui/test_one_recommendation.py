@@ -25,7 +25,7 @@ from app.session import TuningSession
 from app.session.results import objective_results
 from app.simulated import SimulatedHosts
 from app.store import SessionState, Store
-from tests.unit.test_session_service import connected
+from tests.unit.app.session.test_session_service import connected
 from ui.bridge import Bridge
 from ui.pages.results import ResultsPage
 from ui.review.launch import open_review_window

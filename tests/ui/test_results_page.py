@@ -20,7 +20,7 @@ from app.session import TuningSession
 from app.session.results import saved_text
 from app.simulated import SimulatedHosts
 from app.store import Store
-from tests.unit.test_session_service import run_demo
+from tests.unit.app.session.test_session_service import run_demo
 from ui.main_window import MainWindow
 from ui.pages.base import WizardState
 from ui.pages.hosts import HostsPage

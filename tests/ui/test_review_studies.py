@@ -2,7 +2,7 @@
 Directory scaling tab, and two ladders compared overlay their knees.
 
 The sessions are real: `nfs-tuner study ladder` and `study dirs` run over the demo's simulated
-hosts (as tests/unit/test_ladder_study.py and test_dirs_study.py run them) into one SQLite
+hosts (as tests/unit/app/session/test_ladder_study.py and test_dirs_study.py run them) into one SQLite
 file, beside an ordinary sweep fabricated through the Store API. Every word is checked against
 what app.report reads back from the same file (LadderResult, DirsResult).
 """
@@ -25,9 +25,9 @@ from app.vocabulary import figure_text, latency_text
 from app.vocabulary.dirs import collapse_clause
 from app.vocabulary.ladder import knee_short_text, load_text
 from tests.fabricate_session import Recipe, fabricate_session
-from tests.unit.study_hosts import simulated_study_hosts
-from tests.unit.test_dirs_study import dirs_args
-from tests.unit.test_ladder_study import ladder_args
+from tests.unit.app.session.study_hosts import simulated_study_hosts
+from tests.unit.app.session.test_dirs_study import dirs_args
+from tests.unit.app.session.test_ladder_study import ladder_args
 from ui.review.compare_view import CompareView
 from ui.review.session_view import SessionView
 from ui.review.study_views import DirsView, LadderView

@@ -31,7 +31,7 @@ from app.simulated import SimulatedHosts
 from app.store import Store, TrialState
 from app.sweep.events import TrialFinished
 from app.sweep.spec import workload_kind
-from tests.unit.test_session_service import connected
+from tests.unit.app.session.test_session_service import connected
 from ui.bridge import Bridge
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
