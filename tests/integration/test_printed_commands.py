@@ -140,7 +140,8 @@ def test_a_sweep_a_lost_host_stopped_resumes_with_the_command_it_printed(
     _lose_client_once(monkeypatch, hosts, 2)
     code = cli.main(["--db", str(db), "sweep", "--ssh-config", str(config), "--server", "nfs-server",
                      "--client", "client1", "--knob", "nfsd_threads=8,64", "--strategy", "grid", "--repetitions", "2",
-                     "--max-repetitions", "2", "--duration", "20", "--no-ceilings", "--deadman-timeout", "10"])
+                     "--max-repetitions", "2", "--duration", "20", "--no-ceilings", "--deadman-timeout", "10",
+                     "--host-wait", "0"])  # stop at once, not after the default two minutes
     out, err = capsys.readouterr()
     assert code == 3, err
     before, after = out.split("paused:")
