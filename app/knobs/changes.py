@@ -153,6 +153,8 @@ class ChangeJournal:
         for step in held.restore:
             try:
                 await self._run(conn, step)
+            except HOST_GONE:
+                raise  # the host went away: the change stays held, for revert_all to name and its switch to put back
             except (KnobError, HostError) as exc:
                 errors.append(str(exc))
         back: Value | None = None
@@ -177,7 +179,11 @@ class ChangeJournal:
             state = self._hosts.get(applied.host)
             held = next((h for h in state.held if h.applied is applied), None) if state is not None else None
             if state is not None and held is not None:
-                await self._revert_one(state, held)
+                try:
+                    await asyncio.wait_for(self._revert_one(state, held), REVERT_BOUND)
+                except TimeoutError:  # frozen with its connection up: named, as a lost host is
+                    raise CommandTimeout(applied.host, f"putting back {applied.knob} on {applied.target}",
+                                         REVERT_BOUND) from None
 
     async def revert_all(self) -> list[str]:
         """Undo every held change, newest first; returns the problems (empty when all is back).

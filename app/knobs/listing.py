@@ -11,6 +11,7 @@ from app.facts import HostFacts
 from app.facts.model import NETLINK, NfsMount
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import SYSCTL_FILES, SYSCTL_NAMES, in_force
+from app.hosts.privilege import PrivilegeMode
 from app.knobs.model import KnobSpec, Scope
 from app.knobs.nfsd_netlink import NFSDCTL_FLOOR, NFSDCTL_THREADS
 from app.knobs.nfsd_restart import BLOCK_SIZE_FILE, POOL_MODE_FILE
@@ -36,7 +37,7 @@ class KnobRow:
 
 
 def _row(spec: KnobSpec, facts: HostFacts, target: str, current: object) -> KnobRow:
-    writable = facts.privilege in ("root", "passwordless sudo", "sudo with password")
+    writable = facts.privilege not in ("", PrivilegeMode.READ_ONLY.value)  # root, sudo, or the helper
     if writable:
         why = ""
     elif facts.privilege:

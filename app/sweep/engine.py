@@ -420,6 +420,9 @@ class SweepEngine:
                         self._topups += 1  # the run its last trial lost, given back
                     runs.append(await self._trial(ctx, ask, len(mine)))
                     self._total = max(self._total, self._done + 1)
+        if not self.cancel.is_set():  # the steps ended before the estimate's most: every trial there was is done
+            self._total = self._done
+            self._progress()
         await applier.release_clients()
 
     async def _trial(self, ctx: RunContext, ask: Ask, rep: int) -> Run:

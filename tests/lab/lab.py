@@ -331,9 +331,14 @@ class Lab:
         # The guests have attached to their taps (which resets offloads): turn the
         # offloads off now, on the taps and the bridge. With them on, TCP through
         # UML crawls with retransmits.
+        self.taps_offloads_off()
+        self._shape_taps(chosen)
+
+    def taps_offloads_off(self) -> None:
+        """Offloads off on every tap and the bridge: again after a guest reopened its link (a pulled cable),
+        which attaches it to its tap afresh and turns them back on."""
         for dev in [g.tap for g in GUESTS] + ["br0"]:
             self._ns("ethtool", "-K", dev, *(x for o in OFFLOADS for x in (o, "off")))
-        self._shape_taps(chosen)
 
     def _shape_taps(self, chosen: Profile) -> None:
         for guest in GUESTS:

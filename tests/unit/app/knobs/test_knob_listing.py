@@ -54,3 +54,13 @@ def test_a_self_scaling_nfsd_lists_its_floor_and_its_ceiling_through_nfsdctl() -
     assert (by["nfsd_threads"].target, by["nfsd_threads"].current) == ("nfsdctl threads", "8")
     assert (by["nfsd_min_threads"].target, by["nfsd_min_threads"].current) == ("nfsdctl threads -m", "2")
     assert by["max_block_size"].valid.endswith("4194304")
+
+
+def test_a_login_with_the_helper_may_change_what_a_root_login_may_and_a_read_only_one_nothing() -> None:
+    """The narrow rule's login changes knobs through nfs-tuner-helper: never listed (or pre-flight checked) as read-only."""
+    for privilege, can in (("sudo through nfs-tuner-helper", True), ("passwordless sudo", True), ("read-only", False)):
+        server = dataclasses.replace(_facts("lab_server.txt", "lab-server"), privilege=privilege)
+        client = dataclasses.replace(_facts("lab_client1.txt", "lab-client1"), privilege=privilege)
+        rows = knob_rows(server, [client], "/srv/nfs")
+        assert rows and all(r.can_change is can for r in rows), (privilege, [(r.knob, r.why_not) for r in rows])
+        assert all(("read-only" in r.why_not) is not can for r in rows)
