@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import shlex
 import socket
 from collections.abc import Sequence
@@ -34,6 +35,10 @@ from app.hosts.remote_args import UnsafeValue, host_name
 from app.hosts.process import MAX_OUTPUT, CommandResult, RemoteProcess, read_bounded
 from app.hosts.settings import SshSettings
 
+
+# What connecting says of a host whose link is down or whose address does not answer (a pulled cable).
+_UNREACHABLE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN, errno.ECONNRESET,
+                          errno.ECONNABORTED, errno.ETIMEDOUT})
 
 
 class _Client(asyncssh.SSHClient):
@@ -156,9 +161,15 @@ class HostConnection:
             raise ConnectionRefused(self.name, port) from exc
         except TimeoutError as exc:
             raise ConnectTimeout(self.name, port, self.settings.connect_timeout) from exc
+        except asyncssh.ConnectionLost as exc:  # lost in the handshake: a host going away, as one lost later
+            raise ConnectionLost(self.name, exc.reason) from exc
         except asyncssh.DisconnectError as exc:
             raise SshError(self.name, exc.reason) from exc
-        except (asyncssh.Error, OSError, ValueError) as exc:
+        except OSError as exc:
+            if exc.errno in _UNREACHABLE:  # its link is down or its address unreachable: gone, for now
+                raise ConnectionLost(self.name, exc.strerror or str(exc)) from exc
+            raise SshError(self.name, str(exc) or type(exc).__name__) from exc
+        except (asyncssh.Error, ValueError) as exc:
             raise SshError(self.name, str(exc) or type(exc).__name__) from exc
         key = conn.get_server_host_key()
         self.host_key_fingerprint = key.get_fingerprint("sha256") if key else ""

@@ -184,6 +184,10 @@ class SimulatedApplier:
         self._release_mounts()
         await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)
 
+    async def release_all(self) -> None:
+        await self.release_clients()
+        await self.held.drop_all()
+
 
 class SimulatedRunner:
     """Samples every interval from the world's throughput, with a ramp and noise that settles."""

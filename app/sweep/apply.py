@@ -181,3 +181,9 @@ class ConfigApplier:
         for held in self._clients.values():
             await self._revert(held)
         await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)
+
+    async def release_all(self) -> None:
+        """Put back everything this applier holds, the server's too: after a host came back, the trial it lost
+        runs again from the hosts' own settings (a mount or a change left from before would be read as today's)."""
+        await self.release_clients()
+        await self.held.drop_all()

@@ -153,6 +153,7 @@ class SweepEngine:
         self._done = 0
         self._total = 0
         self._topups = 0
+        self._applier: Applier | None = None  # the pass under way's, put back before a pass after a lost host
         # How to go on when a host stops answering: the CLI stops (resumable); the wizard asks the admin.
         self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
 
@@ -239,6 +240,7 @@ class SweepEngine:
                 lost = gone.lost
                 if (back := await self._back_within(lost.host, self.spec.host_wait_s)) is not None:
                     note = await journal.rejoin(lost.host)
+                    await self._release_before_again()
                     self._said_back(lost, back, note)
                     continue
                 decision: Decision = "stop"
@@ -262,6 +264,16 @@ class SweepEngine:
                     "interrupted trial runs again.",
                 ))  # fmt: skip
                 return lost.host
+
+    async def _release_before_again(self) -> None:
+        """What the interrupted pass holds goes back before the next pass makes its own changes; what cannot
+        is said in its journal entry, and stays for the close (and the hosts' switches)."""
+        if self._applier is not None:
+            try:
+                await self._applier.release_all()
+            except (KnobError, HostError) as exc:
+                log.warning("putting back before going on: %s", exc)
+            self._applier = None
 
     async def _back_within(self, host: str, seconds: float) -> float | None:
         """Seconds until the host answers again, waited for up to ``seconds`` (None: not back; or cancelled)."""
@@ -403,6 +415,7 @@ class SweepEngine:
         self.bus.publish(SweepStarted(sid, self._total, self._done))
         self._progress()
         applier, telemetry, mount_point = await self._prepare(sid, journal)
+        self._applier = applier
         ctx = RunContext(sid, plan_id, journal, applier, telemetry, mount_point)
         for step in spec_steps(self.spec):
             while not self.cancel.is_set():

@@ -42,6 +42,10 @@ class Applier(Protocol):
 
     async def release_clients(self) -> None: ...
 
+    async def release_all(self) -> None:
+        """Put back everything held, the server's settings too (after a host came back)."""
+        ...
+
 
 class Journal(Protocol):
     """The change journal of one run (app.knobs.changes.ChangeJournal over SSH)."""

@@ -15,7 +15,7 @@ DESKTOP_DIR = REPO / "resources" / "desktop"
 APP_ID = "io.github.nfs_tuner.NfsTuner"
 # Copying the checkout for a build skips what is big, generated or private to this machine.
 COPY_IGNORE = shutil.ignore_patterns(
-    ".git", ".venv", ".lab", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+    ".git", ".venv", ".lab", ".lab-*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
     ".hypothesis", "*.pyc",
 )
 

@@ -55,14 +55,16 @@ def test_a_slow_create_phase_ends_at_its_share_and_the_rest_work_on_what_it_made
     took = time.monotonic() - started
     s, phases = _summary(run), _summary(run)["phases"]
     made = phases["create"]["ops"] - 1  # and the flat layout's directory
-    assert code == 0 and s["end"] == "done" and s["cut"] == ["create"] and s["time_limit_s"] == limit
+    # create is cut; on a loaded machine a later phase may run past its share too, and is then cut as well
+    assert code == 0 and s["end"] == "done" and s["cut"][:1] == ["create"] and s["time_limit_s"] == limit
     assert 5 <= made < 5000  # it stopped at its share, far short of the planned files
     assert phases["create"]["seconds"] <= limit / 4 + SLACK_S
     assert phases["create"]["ops_per_s"] <= 1 / 0.02 + 1  # the rate of what it completed, at the slow disk's pace
-    assert phases["stat"]["ops"] == phases["read"]["ops"] == phases["delete"]["ops"] == made
+    for name in ("stat", "read", "delete"):  # the later phases work on what create made
+        assert (1 <= phases[name]["ops"] < made) if name in s["cut"] else phases[name]["ops"] == made, (name, phases)
     assert all(p["planned"] == 5000 for n, p in phases.items() if n != "create") and phases["create"]["planned"] == 5001
     assert sum(p["seconds"] for p in phases.values()) <= limit + 2 * SLACK_S and took < 30
-    assert s["left"] == 1  # the phases removed every file; the directory is the cleanup's
+    assert s["left"] == made - phases["delete"]["ops"] + 1  # the directory, and what a cut delete left, are the cleanup's
     assert run.of_type("cleanup")[-1]["removed"] and leftovers(tmp_path) == []
 
 
