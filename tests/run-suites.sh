@@ -7,6 +7,8 @@
 # The lab's guests mostly wait (on netem, dm-delay, a pulled cable, a dead-man switch's timeout) and the
 # rest of the suite is CPU, so together they take little more than the longest run alone; tests/conftest.py
 # says which files are in which share. Logs of 2 and 3 are printed when they end; the status is the worst.
+# Each run has its own --basetemp: pytest's numbered temporary directories are pruned by whichever run
+# starts next, and the runs here overlap.
 # Usage: tests/run-suites.sh PYTHON SECOND_KERNEL [PYTEST_ARGS...]
 set -u
 py=$1
@@ -20,11 +22,11 @@ trap 'rm -rf "$logs"' EXIT
 ok() { [ "$1" = 0 ] || [ "$1" = 5 ]; }
 
 (
-    NFS_TUNER_LAB_SHARE=2 NFS_TUNER_LAB_DIR="$here/.lab-share2" "$py" -m pytest -m lab "$@"
+    NFS_TUNER_LAB_SHARE=2 NFS_TUNER_LAB_DIR="$here/.lab-share2" "$py" -m pytest -m lab --basetemp="$logs/share2" "$@"
     code=$?
     if [ -n "$second" ]; then
         NFS_TUNER_LAB_DIR="$here/.lab-share2" NFS_TUNER_LAB_KERNEL="$second" \
-            "$py" -m pytest -m every_kernel "$@" tests/lab tests/integration
+            "$py" -m pytest -m every_kernel --basetemp="$logs/second" "$@" tests/lab tests/integration
         again=$?
         ok "$again" || code=$again
     fi
@@ -32,10 +34,10 @@ ok() { [ "$1" = 0 ] || [ "$1" = 5 ]; }
 ) >"$logs/share2.log" 2>&1 &
 share2=$!
 
-"$py" -m pytest -m "not lab" "$@" >"$logs/rest.log" 2>&1 &
+"$py" -m pytest -m "not lab" --basetemp="$logs/rest" "$@" >"$logs/rest.log" 2>&1 &
 rest=$!
 
-NFS_TUNER_LAB_SHARE=1 "$py" -m pytest -m lab "$@"
+NFS_TUNER_LAB_SHARE=1 "$py" -m pytest -m lab --basetemp="$logs/share1" "$@"
 first=$?
 
 wait "$share2"

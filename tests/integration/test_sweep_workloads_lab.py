@@ -21,7 +21,8 @@ from experiments.workloads import MIB
 from tests.conftest import LabHandle
 
 pytestmark = pytest.mark.lab
-TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=2.0)
+# measuring up to 4 s: a rewrite on two clients of a loaded machine can sit 2 s in write-back with nothing counted
+TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=4.0)
 PHASES = {"small_files": {"create", "stat", "read", "delete"}, "tree": {"extract", "find", "remove"},
           "dir_scaling": {"create", "delete"}}  # fmt: skip
 # Every phase still runs to its end, over a few hundred files (an admin gets thousands): the test stays short.
