@@ -44,9 +44,7 @@ SECOND_SHARE = frozenset({
     "tests/integration/test_narrow_sudo_lab.py",
     "tests/integration/test_guided_lab.py",
     "tests/integration/test_diagnosis_lab.py",
-    "tests/integration/test_phased_within_budget_lab.py",
     "tests/integration/test_full_export_lab.py",
-    "tests/integration/test_recommendation_lab.py",
     "tests/lab/test_profiles.py",
 })
 

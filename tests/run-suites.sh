@@ -34,7 +34,8 @@ ok() { [ "$1" = 0 ] || [ "$1" = 5 ]; }
 ) >"$logs/share2.log" 2>&1 &
 share2=$!
 
-"$py" -m pytest -m "not lab" --basetemp="$logs/rest" "$@" >"$logs/rest.log" 2>&1 &
+# niced: the labs' guests keep their timing, and this run, CPU bound, still ends well before them
+nice -n 10 "$py" -m pytest -m "not lab" --basetemp="$logs/rest" "$@" >"$logs/rest.log" 2>&1 &
 rest=$!
 
 NFS_TUNER_LAB_SHARE=1 "$py" -m pytest -m lab --basetemp="$logs/share1" "$@"

@@ -34,7 +34,7 @@ def _tiny_sweep(lab: LabHandle, tmp_path: Path) -> tuple[int, dict[str, object],
     # today's values where the grid adds them (rsize 1 MiB, wsize 1 MiB, readahead 128): the recommendation is the
     # whole configuration to run, its changes (if any earned their place) among it
     plan = Plan(knobs={"rsize": (65536, 1048576), "wsize": (262144,), "read_ahead_kb": (2048,)},
-                workloads=("seq_read",), strategy="grid", min_runs=1, max_runs=1, timing=TIMING)  # fmt: skip
+                workloads=("seq_read",), strategy="ofat", min_runs=1, max_runs=1, timing=TIMING)  # fmt: skip
     spec = SweepSpec("lab-server", (CLIENT,), "/srv/nfs", plan, file_size=16 * MIB, measure_ceilings=False)
     settings = SshSettings(config_file=lab.ssh_config, app_known_hosts=tmp_path / "kh")
 
