@@ -122,7 +122,7 @@ def test_a_cable_pulled_for_longer_than_the_wait_stops_the_sweep_and_a_resume_fi
             t.join()
         assert finished.state == SessionState.INTERRUPTED.value and finished.paused_for == "lab-client2", finished
         stopped = [m for m in messages if m.text.startswith("The sweep stopped: lab-client2 stopped answering")]
-        assert stopped and "resume" in stopped[0].detail, [m.text for m in messages]
+        assert stopped and "can go on where it stopped" in stopped[0].detail, [m.text for m in messages]
         time.sleep(5)  # its link back, the client's switch put its changes back within its timeout
         resumed, _ = asyncio.run(_sweep(store, settings, lab, 10.0, resume=finished.session_id))
         assert resumed.state == SessionState.COMPLETE.value, resumed
