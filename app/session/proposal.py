@@ -110,7 +110,7 @@ class Context:
 
 def _around(today: Value | None, ladder: Sequence[int], low: int, high: int) -> tuple[Value, ...]:
     """``ladder``'s values within [low, high], with today's whatever its form."""
-    values: list[Value] = [v for v in ladder if low <= v <= high]
+    values: list[Value] = list(dict.fromkeys(v for v in ladder if low <= v <= high))
     if today is not None and today not in values:
         values.append(today)
     ints = sorted(v for v in values if isinstance(v, int))
@@ -149,12 +149,14 @@ def _read_ahead(c: Context) -> KnobAdvice:
     values = _around(today, ladder, 0, 65536)
     if not c.has(SEQ_READS):
         return _advice("read_ahead_kb", False, values, "no sequential reads in the plan: readahead unlikely to matter, not ticked")
+    # a long round trip first: the network's ceiling was measured over it too, by a test whose window may
+    # be no larger than what a client's readahead keeps in flight, so a stream near it may still gain
+    if c.long_rtt:
+        return _advice("read_ahead_kb", True, values, f"{c.rtt}: readahead and rsize decide one stream's speed", 90)
     share = _share_words(c, SEQ_READS)
     if share is not None and share[1] >= NEAR_CEILING:
         return _advice("read_ahead_kb", False, values, f"{share[0]} already: only jumbo frames can add, and only if "
                                                       "every hop carries them; not ticked")  # fmt: skip
-    if c.long_rtt:
-        return _advice("read_ahead_kb", True, values, f"{c.rtt}: readahead and rsize decide one stream's speed", 90)
     why = f"{share[0]}" if share else "sequential reads in the plan"
     return _advice("read_ahead_kb", True, values, f"{why}: readahead decides how far ahead a client asks", 60)
 

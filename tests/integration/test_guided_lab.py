@@ -57,7 +57,7 @@ def test_a_guided_plan_changes_only_the_knobs_that_matter_and_confirms_it(
                 await session.connect(CLIENT, Role.CLIENT)
                 assert session.current_values()["rsize"] == "65536"  # today's, from the client's own mount
                 choices = session.choices(knobs={"rsize": "64K, 1M", "export_wdelay": "wdelay, no_wdelay"},
-                                          workloads=("seq_read",), duration_s=4.0, file_size=64 << 20)  # fmt: skip
+                                          workloads=("seq_read",), duration_s=3.0, file_size=64 << 20)  # fmt: skip
                 finished = await session.run(session.plan(choices))
                 assert finished.state == SessionState.COMPLETE.value and not finished.problems, finished
                 return finished.session_id

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.lab
 
 def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile: Lab) -> None:
     on_profile.set_profile("wan", 20)
-    assert 18 <= effects.rtt_ms(on_profile) <= 30
+    assert 18 <= effects.rtt_ms(on_profile) <= 60  # 20 ms of netem, and what a loaded machine adds
     client = effects.CLIENTS[0]
     small = effects.cold_seq_read(on_profile, client, rsize=65536, read_ahead_kb=128, mib=96)
     big = effects.cold_seq_read(on_profile, client, rsize=1048576, read_ahead_kb=16384, mib=96)
