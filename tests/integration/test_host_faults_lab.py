@@ -123,11 +123,27 @@ def test_a_cable_pulled_for_longer_than_the_wait_stops_the_sweep_and_a_resume_fi
         assert finished.state == SessionState.INTERRUPTED.value and finished.paused_for == "lab-client2", finished
         stopped = [m for m in messages if m.text.startswith("The sweep stopped: lab-client2 stopped answering")]
         assert stopped and "can go on where it stopped" in stopped[0].detail, [m.text for m in messages]
-        time.sleep(5)  # its link back, the client's switch put its changes back within its timeout
+        _answering_again(lab)  # its link back (the guest reopens it), its switch put its changes back meanwhile
         resumed, _ = asyncio.run(_sweep(store, settings, lab, 10.0, resume=finished.session_id))
         assert resumed.state == SessionState.COMPLETE.value, resumed
         pending = asyncio.run(_leftovers(store, settings))
     assert all(p.status == "reverted by host" for p in pending), [(p.entry.knob, p.status) for p in pending]
+
+
+def _answering_again(lab: LabHandle, within_s: float = 120) -> None:
+    deadline = time.monotonic() + within_s
+    while lab.lab.unhealthy() and time.monotonic() < deadline:
+        time.sleep(2)
+
+
+def _settled(store: Store, settings: SshSettings, within_s: float = 90) -> list[recovery.Pending]:
+    """What the journal still holds once every switch that fires has had its time (polled, not slept)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        pending = asyncio.run(_leftovers(store, settings))
+        if all(p.status == "reverted by host" for p in pending) or time.monotonic() > deadline:
+            return pending
+        time.sleep(5)
 
 
 async def _leftovers(store: Store, settings: SshSettings) -> list[recovery.Pending]:
@@ -179,7 +195,7 @@ def test_a_server_that_freezes_mid_sweep_is_named_within_bounds_and_its_switch_r
                     break
                 time.sleep(3)
             assert now == threads_before, (now, threads_before)
-            pending = asyncio.run(_leftovers(store, settings))
+            pending = _settled(store, settings)  # the client's switch unmounts once the server answers again
             assert all(p.status == "reverted by host" for p in pending), [(p.entry.knob, p.status) for p in pending]
     finally:
         os.kill(pid, signal.SIGCONT)
