@@ -44,7 +44,7 @@ def test_hdd_makes_sync_exports_and_a_small_stripe_cache_cost(on_profile: Lab) -
     assert "(sync," in on_profile.ssh("lab-server", "exportfs -v").stdout  # put back
     small = effects.md_seq_write(on_profile, stripe_cache_size=256, mib=64)
     big = effects.md_seq_write(on_profile, stripe_cache_size=4096, mib=64)
-    assert big / small >= 1.5, (small, big)
+    assert big / small >= 1.25, (small, big)  # ×2.3 on a quiet machine; ×1.4 with three labs beside it
     tables = on_profile.ssh("lab-server", "dmsetup table").stdout
     assert tables.count("delay") == 3 and " 0 1 " in tables
 
