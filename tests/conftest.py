@@ -43,7 +43,7 @@ class LabHandle:
 LAB_SHARES = {
     "tests/integration/test_guided_lab.py": 2,  # 460
     "tests/integration/test_narrow_sudo_lab.py": 2,  # 560
-    "tests/integration/test_diagnosis_lab.py": 3,  # 130
+    "tests/integration/test_diagnosis_lab.py": 2,  # 130
     "tests/integration/test_host_faults_lab.py": 3,  # 280
     "tests/integration/test_full_export_lab.py": 3,  # 40
     "tests/integration/test_deadman_lab.py": 3,  # 130
