@@ -59,7 +59,10 @@ class Bridge(QObject):
         if isinstance(event, (SamplesBatch, TelemetryBatch)):
             self._pending.append(event)
         else:
-            self._event.emit(event)
+            try:
+                self._event.emit(event)
+            except RuntimeError:  # the Qt side is gone (its window closed mid-run): stop listening
+                self._stop_listening()
 
     @Slot(object)
     def _dispatch(self, event: object) -> None:
@@ -86,6 +89,9 @@ class Bridge(QObject):
 
     def close(self) -> None:
         self.timer.stop()
+        self._stop_listening()
+
+    def _stop_listening(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -41,7 +41,7 @@ from ui.trust_dialog import TrustDialog
 from ui.wizard import PAGES
 
 from .accessibility import mnemonic, walk
-from .wizard_driver import add_host, go_next, small_plan
+from .wizard_driver import DEMO_RUN_MS, add_host, go_next, small_plan
 
 W = TypeVar("W", bound=QWidget)
 
@@ -204,7 +204,7 @@ def test_every_page_and_dialog_of_the_wizard(qtbot, session: TuningSession, tmp_
     close.button(QMessageBox.StandardButton.No).click()  # keep running
     assert window.isVisible() and session.running
     session.hosts.speed = 200.0
-    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    qtbot.waitUntil(run.isComplete, timeout=DEMO_RUN_MS)
     assert_accessible(window, "Run page, finished")
     go_next(qtbot, wizard)
 

@@ -100,3 +100,15 @@ def test_close_unsubscribes(qtbot) -> None:  # type: ignore[no-untyped-def]
     bridge.close()
     bus.publish(_batch(1, 0.25))
     assert bridge.pending() == 0
+
+
+def test_a_bridge_whose_window_is_gone_stops_listening(qtbot) -> None:  # type: ignore[no-untyped-def]
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    bus = EventBus()
+    parent = QObject()
+    bridge = Bridge(bus, parent=parent)
+    shiboken6.delete(parent)  # the window closed while the run's thread still publishes
+    bus.publish(Progress(1, 2, 10.0))  # would log "Signal source has been deleted" on every event
+    assert bus._subscribers == []

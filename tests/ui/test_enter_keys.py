@@ -25,7 +25,7 @@ from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 from ui.wizard import TuningWizard
 
-from .wizard_driver import add_host, go_next, measure_baseline, small_plan
+from .wizard_driver import DEMO_RUN_MS, add_host, go_next, measure_baseline, small_plan
 
 ENTER = ((Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier), (Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier))
 
@@ -98,7 +98,7 @@ def test_enter_in_any_field_moves_nothing_and_starts_nothing(qtbot, session: Tun
     go_next(qtbot, wizard)
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
-    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    qtbot.waitUntil(run.isComplete, timeout=DEMO_RUN_MS)
     tried += _press_enter_everywhere(qtbot, wizard, session)
     go_next(qtbot, wizard)
     assert isinstance(wizard.currentPage(), ResultsPage)

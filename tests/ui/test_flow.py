@@ -11,7 +11,7 @@ from ui.pages.plan import PlanPage
 from ui.pages.results import ResultsPage
 from ui.pages.run import RunPage
 
-from .wizard_driver import go_next, small_plan, start_slow_run, to_plan
+from .wizard_driver import DEMO_RUN_MS, go_next, small_plan, start_slow_run, to_plan
 
 
 def test_plan_enforces_ranges_and_updates_the_estimate(qtbot, session, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -102,7 +102,7 @@ def test_run_then_results(qtbot, session, tmp_path) -> None:  # type: ignore[no-
     run = wizard.currentPage()
     assert isinstance(run, RunPage)
     assert not wizard.button(QWizard.WizardButton.BackButton).isEnabled()  # hosts change from here
-    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    qtbot.waitUntil(run.isComplete, timeout=DEMO_RUN_MS)
     finished = window.wizard.state.finished
     assert finished is not None and finished.state == SessionState.COMPLETE.value
     trials = session.store.trials(finished.session_id)
@@ -188,7 +188,7 @@ def test_a_host_that_stops_answering_asks_and_can_be_left_behind(qtbot, session,
     assert box.defaultButton().text() == "&Wait for client2"  # Enter never drops a host or stops the run
     assert session.running  # nothing more runs until the admin chooses, but the run is not over
     next(b for b in box.buttons() if "without" in b.text()).click()
-    qtbot.waitUntil(run.isComplete, timeout=30_000)
+    qtbot.waitUntil(run.isComplete, timeout=DEMO_RUN_MS)
     finished = wizard.state.finished
     assert finished is not None and finished.state == SessionState.COMPLETE.value
     later = [t for t in session.store.trials(finished.session_id) if t.state.value == "ok"]
@@ -211,7 +211,7 @@ def test_a_stopped_run_names_the_whole_command_that_goes_on_with_it(qtbot, sessi
     qtbot.waitUntil(lambda: run.host_lost_question is not None and run.host_lost_question.isVisible(), timeout=30_000)
     next(b for b in run.host_lost_question.buttons() if "Stop" in b.text()).click()
     hosts.gone.clear()  # back while the others are put back: nothing waits out its silence
-    qtbot.waitUntil(lambda: not session.running, timeout=30_000)
+    qtbot.waitUntil(lambda: not session.running, timeout=DEMO_RUN_MS)
     sid = session.session_id
     assert sid is not None
     said = run.trial_label.text()

@@ -21,6 +21,9 @@ from ui.run_confirmation import RunConfirmation
 from ui.trust_dialog import TrustDialog
 from ui.wizard import TuningWizard
 
+# How long a demo run may take to end: seconds alone, but `make test` runs it niced beside three labs.
+DEMO_RUN_MS = 120_000
+
 
 def go_next(qtbot, wizard: TuningWizard) -> None:  # type: ignore[no-untyped-def]
     page = wizard.currentPage()
