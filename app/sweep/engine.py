@@ -575,6 +575,10 @@ class SweepEngine:
         mean = summary.get("mean")
         if not summary.get("n") or mean is None:
             return TrialState.BROKEN, "no samples after the warm-up: the trial was too short to measure", None
+        if float(mean) <= 0:  # not a figure to rank: the I/O waited the whole window (write-back, the server, its disk)
+            return TrialState.BROKEN, (f"nothing moved in its {summary.get('measured_s', 0):.0f} s of measuring: the I/O "
+                                       "stalled (the clients' write-back, the server or its disk); a longer --duration "
+                                       "may see it move"), None  # fmt: skip
         link = self.link_bps * len(self.spec.clients) if self.link_bps else None
         if link and cache_answered(float(mean), link, measured=self.link_measured):
             what = "the measured TCP ceiling" if self.link_measured else "what the link carries"

@@ -21,8 +21,11 @@ from experiments.workloads import MIB
 from tests.conftest import LabHandle
 
 pytestmark = pytest.mark.lab
-# measuring up to 4 s: a rewrite on two clients of a loaded machine can sit 2 s in write-back with nothing counted
-TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=4.0)
+# measuring up to 6 s: a rewrite on two clients of a loaded machine can sit seconds in write-back with nothing counted
+TIMING = Timing(setup_s=10.0, warmup_s=0.5, min_measure_s=2.0, max_measure_s=6.0)
+# Writes a loaded machine's write-back may hold for a whole window: then the trial is broken and says so, never
+# ranked at 0 B/s (seen in three loaded runs before the engine judged it).
+STALLS = {"rewrite", "seq_write"}
 PHASES = {"small_files": {"create", "stat", "read", "delete"}, "tree": {"extract", "find", "remove"},
           "dir_scaling": {"create", "delete"}}  # fmt: skip
 # Every phase still runs to its end, over a few hundred files (an admin gets thousands): the test stays short.
@@ -48,7 +51,12 @@ def test_every_workload_kind_completes_on_two_clients(lab: LabHandle, tmp_path: 
         assert store.get_session(sid).state == SessionState.COMPLETE
         trials = {t.workload["kind"]: t for t in store.trials(sid)}
         assert set(trials) == set(kinds)
+        stalled = {k for k, t in trials.items() if t.state == TrialState.BROKEN and t.reason.startswith("nothing moved")}
+        assert stalled <= STALLS, {k: trials[k].reason for k in stalled}
         for kind, t in trials.items():
+            if kind in stalled:
+                print(f"\n{kind}: {t.reason}")
+                continue
             assert t.state == TrialState.OK, f"{kind}: {t.reason}"
             assert set(t.summary["clients"]) == {"lab-client1", "lab-client2"}
             if kind in PHASED:
@@ -58,14 +66,11 @@ def test_every_workload_kind_completes_on_two_clients(lab: LabHandle, tmp_path: 
                 assert all(c["end"] == "done" for c in t.summary["clients"].values()), kind  # every phase ran
                 print(f"\n{kind}: {t.summary['mean']:,.0f} ops/s, phases "
                       + ", ".join(f"{n} {p['seconds']:.1f} s" for n, p in t.summary["phases"].items()))
-            else:  # a zero is the known defect below: every other check still holds
-                assert t.summary["unit"] == "B/s" and t.summary["mean"] >= 0, kind
+            else:
+                assert t.summary["unit"] == "B/s" and t.summary["mean"] > 0, kind
         units = {r.objective: r.evidence.get("unit") for r in store.recommendations(sid) if isinstance(r.evidence, dict)}
         assert units["small_files"] == units["tree"] == units["dir_scaling"] == "ops/s"
         assert units["seq_read"] == "B/s"
         assert all(e.state == JournalState.REVERTED for e in store.journal(sid))
     for client in ("lab-client1", "lab-client2"):  # nothing left behind on the clients' test mounts
         assert "nfs-tuner" not in lab.run(client, "findmnt -rn -o TARGET").stdout
-    if zero := [k for k, t in trials.items() if k not in PHASED and not t.summary["mean"] > 0]:
-        pytest.xfail(f"known defect (issue 30's note): {', '.join(zero)} on two clients of a loaded machine judged ok "
-                     "at 0 B/s, its measuring window counting nothing; it should be broken or measured longer")

@@ -51,3 +51,19 @@ def test_phased_workloads_run_every_phase_within_the_plans_time_in_a_sweep() -> 
         assert w.duration_s is None  # no stop mid-phase: every phase runs, each to its end or its share of the time
         assert w.to_dict()["time_limit_s"] == spec.phased_limit_s
     assert spec.phased_cap_s >= max(300, 4 * spec.phased_limit_s)  # stuck only far beyond the phases' time
+
+
+def test_a_streaming_trial_that_counted_nothing_is_broken_not_ok_at_zero(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Seen three times on a loaded lab: a rewrite whose whole window sat in write-back was ranked at 0 B/s."""
+    from app.events import EventBus
+    from app.simulated import SimulatedHosts
+    from app.store import Store, TrialState
+    from app.sweep import SweepEngine
+
+    spec = SweepSpec("s", ("c",), "/srv", Plan(knobs={"nfsd_threads": (8,)}, workloads=("rewrite",)))
+    with Store(tmp_path / "z.db") as store:
+        engine = SweepEngine(store, SimulatedHosts(), EventBus(), spec)
+        state, reason, value = engine._judge(None, {"n": 16, "mean": 0.0, "measured_s": 4.0})
+        assert state == TrialState.BROKEN and value is None
+        assert reason.startswith("nothing moved in its 4 s of measuring") and "--duration" in reason
+        assert engine._judge(None, {"n": 16, "mean": 5e6, "measured_s": 4.0})[0] == TrialState.OK
