@@ -108,7 +108,7 @@ def test_a_bridge_whose_window_is_gone_stops_listening(qtbot) -> None:  # type: 
 
     bus = EventBus()
     parent = QObject()
-    bridge = Bridge(bus, parent=parent)
+    Bridge(bus, parent=parent)
     shiboken6.delete(parent)  # the window closed while the run's thread still publishes
     bus.publish(Progress(1, 2, 10.0))  # would log "Signal source has been deleted" on every event
     assert bus._subscribers == []
