@@ -31,9 +31,12 @@ def test_an_idle_or_working_guest_is_left_alone() -> None:
     # busy at 100 % CPU but sleeping (waiting on its processes) every second: at work, not stopped
     busy = GuestWatch(pid=2)
     assert feed(busy, [Reading(i, i * 1.0, 100 + 3 * i) for i in range(10)]) == []
-    # never sleeping but mostly off CPU (the host is busy elsewhere): not the spin
+    # never sleeping and almost never on CPU (stopped, or the host busy elsewhere): not the spin
     starved = GuestWatch(pid=3)
-    assert feed(starved, [Reading(i, i * 0.5, 100) for i in range(10)]) == []
+    assert feed(starved, [Reading(i, i * 0.1, 100) for i in range(10)]) == []
+    # never sleeping on a quarter of a core (the spin on a host saturated by other work): nudged
+    shared = GuestWatch(pid=4)
+    assert feed(shared, [Reading(i, i * 0.25, 100) for i in range(3)]) == [(True, "25% CPU and no sleep for 2 s: sent SIGALRM")]
 
 
 def test_one_sleep_inside_the_window_means_no_nudge() -> None:

@@ -69,8 +69,9 @@ def test_a_slow_create_phase_ends_at_its_share_and_the_rest_work_on_what_it_made
 
 
 def test_a_slow_delete_phase_is_cut_and_the_cleanup_removes_the_rest(python: str, tmp_path: Path) -> None:
+    # 3 s: the fast phases' shares hold beside three labs (at 1 s, read was cut too); delete needs 8 s
     cfg = {"mode": "small_files", "dir": str(tmp_path), "count": 400, "file_size": 10, "interval": 0.05,
-           "time_limit_s": 1.0, "debug_slow_phase": {"delete": 0.02}}  # fmt: skip
+           "time_limit_s": 3.0, "debug_slow_phase": {"delete": 0.02}}  # fmt: skip
     run, code = run_to_end(python, cfg)
     s, phases = _summary(run), _summary(run)["phases"]
     assert code == 0 and s["cut"][-1] == "delete"  # an earlier phase may be cut too on a loaded machine
@@ -80,7 +81,7 @@ def test_a_slow_delete_phase_is_cut_and_the_cleanup_removes_the_rest(python: str
     # the controller waits for that cleanup as long as it takes at the delete phase's rate, beyond its usual cap
     read = AgentStream("c1").feed(json.dumps(s).encode() + b"\n")
     (summary,) = [e for e in read if isinstance(e, AgentSummary)]
-    assert summary.cut == ("delete",) and summary.left == s["left"]
+    assert summary.cut == tuple(s["cut"]) and summary.left == s["left"]
     assert summary.removal_s == pytest.approx(s["left"] / (phases["delete"]["ops"] / phases["delete"]["seconds"]))
 
 
@@ -90,7 +91,8 @@ def test_a_slow_delete_phase_is_cut_and_the_cleanup_removes_the_rest(python: str
 ])  # fmt: skip
 def test_tree_and_directory_scaling_end_their_slow_phase_and_remove_what_it_made(
         python: str, tmp_path: Path, mode: str, size: dict[str, int], slow: str, phases: list[str]) -> None:  # fmt: skip
-    cfg = {"mode": mode, "dir": str(tmp_path), "interval": 0.05, "time_limit_s": 1.0, "debug_slow_phase": {slow: 0.01},
+    # 3 s: the fast phases' shares hold beside three labs (at 1 s every phase was cut); the slow one needs 30-50 s
+    cfg = {"mode": mode, "dir": str(tmp_path), "interval": 0.05, "time_limit_s": 3.0, "debug_slow_phase": {slow: 0.01},
            **size}  # fmt: skip
     run, code = run_to_end(python, cfg)
     s = _summary(run)
