@@ -36,9 +36,10 @@ sec cpu; rd c /sys/devices/system/cpu/online; printf '%s\n' "$c"
 sec meminfo; show /proc/meminfo
 sec page_size; getconf PAGESIZE 2>/dev/null
 sec sysctl
+# cat, not rd: dash reads a byte at a time, and a sysctl file read past offset 0 is empty
 for f in vm/dirty_bytes vm/dirty_ratio vm/dirty_background_bytes vm/dirty_background_ratio \
          sunrpc/tcp_max_slot_table_entries; do
-  rd v "/proc/sys/$f" && printf '%s %s\n' "$f" "$v"
+  v=$(cat "/proc/sys/$f" 2>/dev/null) && printf '%s %s\n' "$f" "$v"
 done
 sec ip_addr; ip -j addr 2>/dev/null
 sec net_sys

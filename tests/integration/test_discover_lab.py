@@ -12,6 +12,7 @@ import pytest
 
 from app import cli
 from app.discovery import discover_many, require_client, require_server
+from app.facts.parse_system import SYSCTLS
 from app.hosts import HostPool, NotAnNfsServer, SshSettings
 
 pytestmark = pytest.mark.lab
@@ -95,6 +96,8 @@ def test_client_is_not_an_nfs_server(lab: Any) -> None:
             (found,) = await discover_many(pool, ["lab-client1"])
         assert found.facts is not None, found.error
         require_client(found.facts)
+        # the client's tunables, read by Debian's sh (dash): every one the knobs need, with its value
+        assert set(found.facts.sysctls) == set(SYSCTLS) and found.facts.sysctls["vm.dirty_bytes"] > 0, found.facts.sysctls
         with pytest.raises(NotAnNfsServer, match="lab-client1"):
             require_server(found.facts)
 
