@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from dataclasses import dataclass, field
 
 from app.hosts import HostConnection, HostError, HostPool
@@ -44,6 +45,9 @@ class _HostState:
     # (before it is made) or the next heartbeat. A sweep reverts and applies the same
     # knobs every trial: one write instead of two, each a python start on the host.
     stale: bool = False
+    # When the controller last refreshed the switch's heartbeat (a beat, or a restore list written: the switch
+    # takes either), monotonic: a host written to within half the interval needs no beat.
+    contact: float = 0.0
 
 
 class RevertFailed(KnobError):
@@ -95,8 +99,10 @@ class ChangeJournal:
              "steps": [s.to_json() for s in h.restore]}
             for h in [*state.held, *pending]
         ]  # fmt: skip
+        sent = time.monotonic()
         await state.deadman.set_restore(entries)
         state.stale = False
+        state.contact = sent
 
     async def apply(self, host: str, target: Target, value: Value) -> Applied:
         """Make one change (see the module's docstring); a host that does not finish it within APPLY_BOUND
@@ -263,8 +269,13 @@ class ChangeJournal:
                         with contextlib.suppress(KnobError, HostError):
                             if state.stale:
                                 await self._sync_restore(state, [])
+                # A restore list written in the last half interval refreshed it: the heartbeat is then at most
+                # 1.5 intervals (a quarter of the switch's timeout) old, and a sweep's hosts beat far less.
+                if (sent := time.monotonic()) - state.contact < interval / 2:
+                    continue
                 try:
                     await state.deadman.beat()
+                    state.contact = sent
                 except HostError as exc:  # the switch will fire if this goes on: that is its job
                     log.warning("heartbeat to %s failed: %s", state.deadman.conn.name, exc)
 

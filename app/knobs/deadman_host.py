@@ -316,6 +316,10 @@ def run_verb(verb, path, rest, data=""):
                     raise Refused("restore.json is larger than %d bytes" % MAX_FILE)
                 _guarded(json.loads(data))
                 _write(dfd, rest[0], data)
+                try:  # its controller is alive: the write is a heartbeat too (one python start fewer)
+                    os.utime("heartbeat", dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    pass
             elif verb == "read":
                 sys.stdout.write(_read(dfd, rest[0]))
             elif verb == "beat":

@@ -78,7 +78,7 @@ def test_a_sweep_of_every_knob_runs_under_the_helper_alone_and_puts_everything_b
             "--server", "lab-server", "--client", "lab-client1", "--export", "/srv/nfs", "--strategy", "ofat",
             "--knob", "nfsd_threads=16", "--knob", "export_sync=async", "--async-opt-in",
             "--knob", "stripe_cache_size=1024", "--knob", "read_ahead_kb=4096",
-            "--knob", "mtu=9000", "--workload", "seq_write", "--repetitions", "1", "--duration", "2",
+            "--knob", "mtu=9000", "--workload", "seq_write", "--repetitions", "1", "--max-repetitions", "1", "--duration", "2",
             "--file-size", "8", "--no-ceilings", "--json"]  # fmt: skip
     # One value per knob, away from the lab's own: a sweep adds each host knob's current value,
     # so one factor at a time makes a trial per host knob plus the start and the best combination;

@@ -215,3 +215,15 @@ def test_restore_steps_of_the_wrong_shape_are_refused_when_written(base: Path, e
         assert r.returncode == 2 and "refused" in r.stderr and not (d / "restore.json").exists()
     finally:
         switch("disarm", str(d))
+
+
+def test_a_restore_list_written_refreshes_the_heartbeat(base: Path) -> None:
+    """The controller skips a beat for a host it has just written to (app.knobs.changes): the write must count."""
+    d = base / "abc123"
+    assert switch("arm", str(d), "600").returncode == 0
+    try:
+        os.utime(d / "heartbeat", (1, 1), follow_symlinks=False)
+        assert switch("write", str(d), "restore.json", input="[]").returncode == 0
+        assert time.time() - os.stat(d / "heartbeat", follow_symlinks=False).st_mtime < 30
+    finally:
+        switch("disarm", str(d))

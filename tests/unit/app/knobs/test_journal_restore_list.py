@@ -87,3 +87,25 @@ def test_the_heartbeat_rewrites_a_list_left_naming_changes_already_put_back(tmp_
             await journal.close()
 
     asyncio.run(scenario())
+
+
+def test_a_host_written_to_within_half_the_interval_is_not_beaten_and_an_idle_one_is(tmp_path: Path) -> None:
+    """A restore list written refreshes the switch's heartbeat (deadman_host.py): a sweep's busy hosts need no
+    beat of their own, a python start on the host each; an idle one still gets them."""
+    host = _Host()
+
+    async def scenario() -> tuple[int, int]:
+        with Store(tmp_path / "j.db") as store:
+            journal = ChangeJournal(store, {"filer": host}, None, deadman_timeout=6)  # type: ignore[arg-type]  # rounds every 1 s
+            for value in (16, 24, 16, 24, 16, 24, 16, 24, 16, 24, 16, 24):  # a write every 0.25 s for 3 s
+                applied = await journal.apply("filer", nfsd_threads(), value)
+                await asyncio.sleep(0.25)
+                await journal.revert(applied)
+            busy = host.beats
+            await asyncio.sleep(3.2)  # idle: a beat each round once the last write is half an interval old
+            idle = host.beats - busy
+            await journal.close()
+            return busy, idle
+
+    busy, idle = asyncio.run(scenario())
+    assert busy == 0 and idle >= 2, (busy, idle)
