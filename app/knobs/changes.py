@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from app.hosts import HostConnection, HostError, HostPool
 from app.hosts.errors import HOST_GONE, CommandTimeout
-from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan, fired_report, forget, restored_ids
+from app.knobs.deadman import DEFAULT_TIMEOUT, DeadMan, fired_report, forget, restored_ids, with_token
 from app.knobs.model import Applied, InvalidValue, KnobError, ReadOnlyHost, Step, Value
 from app.knobs.targets import Target, describe_step
 from app.store import Store
@@ -141,7 +141,7 @@ class ChangeJournal:
                     await self._run(conn, step)
                 applied.effective = await target.read(conn)
             except (KnobError, HostError) as exc:
-                self.store.journal_update(jid, JournalState.FAILED, str(exc))
+                self.store.journal_update(jid, JournalState.FAILED, with_token(self.token, str(exc)))
                 state.held.append(held)
                 await self._revert_one(state, held)  # put back what may have half-taken
                 raise
@@ -170,7 +170,7 @@ class ChangeJournal:
             errors.append(f"{held.applied.knob} reads {back} after revert, expected {held.applied.old}")
         state.held.remove(held)
         if errors:
-            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, "; ".join(errors))
+            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, with_token(self.token, "; ".join(errors)))
             raise RevertFailed(
                 f"could not put back {held.applied.knob} on {held.applied.host} ({held.applied.target}): "
                 + "; ".join(errors)
@@ -225,7 +225,7 @@ class ChangeJournal:
         why = (f"{host} {seen} while its changes were put back; its dead-man switch puts them back within "
                f"{self.deadman_timeout:.0f} s of the last heartbeat (`nfs-tuner journal` checks)")
         for held in state.held:
-            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, why)
+            self.store.journal_update(held.applied.journal_id, JournalState.FAILED, with_token(self.token, why))
         state.held.clear()
         return why
 

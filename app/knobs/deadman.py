@@ -28,6 +28,12 @@ STATE_ROOT = "/run/nfs-tuner"
 _TOKEN = re.compile(r"[0-9a-f]{12,64}")  # the helper takes these only (sudo_helper_host.SWITCH)
 
 
+def with_token(token: str | None, detail: str) -> str:
+    """A journal entry's detail that still names its switch: `nfs-tuner journal check` asks that switch whether it
+    put the change back (app.knobs.recovery reads the token here), so a failure's words must not lose it."""
+    return f"deadman={token}; {detail}" if token else detail
+
+
 def state_dir(token: str) -> str:
     if not _TOKEN.fullmatch(token):
         raise KnobError(f"a dead-man token must be hex, not {token!r}")
@@ -82,19 +88,19 @@ class DeadMan:
         return self.pid is not None and (await _switch(self.conn, "pending", self.dir)).ok
 
 
-async def fired_report(conn: HostConnection, token: str) -> dict[str, Any] | None:
-    """What a switch that fired says it did, if it fired (looked up after a controller crash).
+async def fired_report(conn: HostConnection, token: str) -> Any:
+    """What a switch that fired says it did (None: it has not fired), looked up after a controller crash.
 
-    A claim, not a fact: recovery reads each value back before it believes one.
+    A claim, not a fact, of any shape: restored_ids judges it, and recovery reads each value back before it
+    believes one. A report that is not JSON is returned as its text, so it reads as damaged, not as none.
     """
     result = await _switch(conn, "read", state_dir(token), "fired.json")
     if not result.ok:
         return None
     try:
-        report = json.loads(result.stdout)
+        return json.loads(result.stdout)
     except ValueError:
-        return None
-    return report if isinstance(report, dict) else None
+        return result.stdout
 
 
 def restored_ids(report: Any) -> tuple[frozenset[int], str]:

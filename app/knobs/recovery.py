@@ -9,12 +9,13 @@ value) or, after checking the host, dismiss.
 from __future__ import annotations
 
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
-from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending
+from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending, with_token
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
 from app.knobs.nfsd_netlink import NFSDCTL_THREADS, NfsdctlThreadsTarget, NfsdMinThreadsTarget
@@ -64,7 +65,7 @@ def target_for(entry: JournalEntry) -> Target:
 async def inspect(store: Store, pool: HostPool) -> list[Pending]:
     """Look at every unreverted entry's host; mark those its switch put back."""
     out: list[Pending] = []
-    reports: dict[tuple[str, str], dict | None] = {}  # type: ignore[type-arg]
+    reports: dict[tuple[str, str], Any] = {}  # a fired switch's report, of any shape (restored_ids judges it)
     for entry in store.unreverted_journal():
         token = token_of(entry)
         conn = pool[entry.host]
@@ -88,6 +89,11 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
                 out.append(Pending(entry, f"still changed? the host's switch reported it restored, but it reads {live}"))
             elif token and await switch_pending(conn, token):
                 out.append(Pending(entry, "switch armed: the host restores it once its controller has been silent for the switch's timeout"))
+            elif (live := await _live_value(conn, entry)) in (str(entry.old_value), GONE_WITH_MOUNT):
+                # Back, though no switch says so: a put-back the host finished late (one sent while it was frozen),
+                # or a switch whose own step then found nothing left to do. The value read is the fact.
+                store.journal_update(entry.id, JournalState.REVERTED_BY_HOST, "found at its old value when checked (read back)")
+                out.append(Pending(entry, "reverted by host"))
             else:
                 out.append(Pending(entry, "still changed?"))
         except HostError as exc:
@@ -134,7 +140,7 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     for step in steps:
         result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)
         if step.check and not result.ok:
-            store.journal_update(entry.id, JournalState.FAILED, result.stderr.strip())
+            store.journal_update(entry.id, JournalState.FAILED, with_token(token_of(entry), result.stderr.strip()))
             raise KnobError(f"could not revert {entry.knob} on {entry.host}: {result.stderr.strip()}")
     store.journal_update(entry.id, JournalState.REVERTED, "reverted after a crash")
 

@@ -76,3 +76,27 @@ def test_an_entry_of_an_unknown_knob_is_shown_not_raised(tmp_path: Path) -> None
         report = json.dumps({"results": [{"id": a, "ok": True}, {"id": b, "ok": True}]})
         found = {p.entry.id: p.status for p in asyncio.run(inspect(store, {"srv": Host("srv", report)}))}  # type: ignore[arg-type]
         assert found[a].startswith("still changed?") and "unknown knob" in found[a] and found[b] == "reverted by host"
+
+
+class Unfired(Host):
+    """A host whose switch never fired (or whose report is gone) and is no longer armed."""
+
+    async def run(self, argv: Any, **_: Any) -> CommandResult:
+        if "read" in list(argv):
+            return CommandResult(1, "", "no fired.json")
+        return await super().run(argv)
+
+
+@pytest.mark.parametrize(("threads", "status"), [("8", "reverted by host"), ("32", "still changed?")])
+def test_a_change_found_at_its_old_value_is_back_though_no_switch_says_so(tmp_path: Path, threads: str,
+                                                                           status: str) -> None:  # fmt: skip
+    """Seen after a frozen server thawed: the put-back sent while it was frozen ran late, the switch then found
+    nothing to do, and `journal check` said "still changed?" of a value read back as it was."""
+    with Store(tmp_path / "s.db") as store:
+        sid = store.create_session(["filer"])
+        jid = store.journal_intend(sid, "filer", "nfsd_threads", "/proc/fs/nfsd/threads", 8, 32, f"deadman={TOKEN}")
+        store.journal_update(jid, JournalState.FAILED, f"deadman={TOKEN}; filer did not answer within 45 s")
+        (found,) = asyncio.run(inspect(store, {"filer": Unfired("filer", "", threads)}))  # type: ignore[dict-item]
+        assert found.status == status
+        want = JournalState.REVERTED_BY_HOST if threads == "8" else JournalState.FAILED
+        assert store.get_journal_entry(jid).state is want
