@@ -354,7 +354,7 @@ CONTRACT = (
     _row("ip", ("link", "set", "dev", IFACE, "mtu", MTU), "one interface's MTU"),
     _row("deadman", ("arm", SWITCH, TIMEOUT),
          "makes the switch's directory and starts its watcher (at most %d live per login)" % MAX_SWITCHES),
-    _row("deadman", ("write", SWITCH, "restore.json"), "the switch's restore steps, each checked by this table",
+    _row("deadman", ("write", SWITCH, "restore.json"), "the switch's restore steps, each checked by this table, and its heartbeat file",
          RESTORE_STEPS),
     _row("deadman", ("read", SWITCH, "fired.json"), "reads the switch's report of what it put back"),
     _row("deadman", ("beat", SWITCH), "the switch's heartbeat file"),
