@@ -1,13 +1,14 @@
 #!/bin/sh
-# `make test`: every test, within CI's 30 minutes on two cores, as four runs side by side:
+# `make test`: every test, within CI's 30 minutes on two cores, as five runs side by side:
 #   1. the lab's tests of share 1 on the lab in .lab (the default kernel), on this terminal, then the tests
 #      marked every_kernel on the second kernel ($SECOND; empty: none) on a lab of that kernel there;
 #   2. those of share 2 on a second lab (.lab-share2);
 #   3. those of share 3 on a third (.lab-share3);
-#   4. every test that needs no lab, niced: the guests keep their timing, and it still ends first.
-# The lab's guests mostly wait (on SSH round trips, netem, dm-delay, a pulled cable, a dead-man switch's
-# timeout), so the runs together take little more than the longest alone; tests/conftest.py says which
-# files are in which share. The logs of 2-4 are printed when they end; the status is the worst.
+#   4. the packaging tests (tests/packaging), niced a little;
+#   5. every other test that needs no lab, niced: the guests keep their timing.
+# Together they keep both cores busy (UML's guests cost host CPU for every syscall), so the whole takes about
+# their CPU work over two, and balancing them (tests/conftest.py says which files are in which share) saves
+# only a lone run's tail. The logs of 2-5 are printed when they end; the status is the worst.
 # Each run has its own --basetemp: pytest's numbered temporary directories are pruned by whichever run
 # starts next, and the runs here overlap.
 # Usage: tests/run-suites.sh PYTHON SECOND_KERNEL [PYTEST_ARGS...]
@@ -30,7 +31,18 @@ NFS_TUNER_LAB_SHARE=3 NFS_TUNER_LAB_DIR="$here/.lab-share3" \
     "$py" -m pytest -m lab --basetemp="$logs/share3" "$@" >"$logs/share3.log" 2>&1 &
 share3=$!
 
-nice -n 10 "$py" -m pytest -m "not lab" --basetemp="$logs/rest" "$@" >"$logs/rest.log" 2>&1 &
+# The packages (wheel, .deb and lintian, the bundle: minutes of CPU) in a run of their own, less niced: done
+# while the labs run, not after them at the end of the niced run.
+# (PYTEST_ARGS given: they choose, in the one niced run.)
+packaging=
+skip=
+if [ $# -eq 0 ]; then
+    nice -n 5 "$py" -m pytest -m "not lab" --basetemp="$logs/packaging" tests/packaging >"$logs/packaging.log" 2>&1 &
+    packaging=$!
+    skip=--ignore=tests/packaging
+fi
+
+nice -n 10 "$py" -m pytest -m "not lab" --basetemp="$logs/rest" $skip "$@" >"$logs/rest.log" 2>&1 &
 rest=$!
 
 NFS_TUNER_LAB_SHARE=1 "$py" -m pytest -m lab --basetemp="$logs/share1" "$@"
@@ -45,6 +57,11 @@ wait "$share2"
 share2_code=$?
 wait "$share3"
 share3_code=$?
+packaging_code=5
+if [ -n "$packaging" ]; then
+    wait "$packaging"
+    packaging_code=$?
+fi
 wait "$rest"
 rest_code=$?
 echo
@@ -54,13 +71,18 @@ echo
 echo "==================== the lab's share 3 ===================="
 cat "$logs/share3.log"
 echo
-echo "==================== every test that needs no lab ===================="
+if [ -n "$packaging" ]; then
+    echo "==================== the packages ===================="
+    cat "$logs/packaging.log"
+    echo
+fi
+echo "==================== every other test that needs no lab ===================="
 cat "$logs/rest.log"
 echo
 echo "run-suites: lab share 1 (and the second kernel) exit $first; share 2 exit $share2_code; share 3 exit" \
-    "$share3_code; the rest exit $rest_code"
+    "$share3_code; the packages exit $packaging_code; the rest exit $rest_code"
 status=0
-for c in "$first" "$share2_code" "$share3_code" "$rest_code"; do
+for c in "$first" "$share2_code" "$share3_code" "$packaging_code" "$rest_code"; do
     ok "$c" || status=1
 done
 exit "$status"
