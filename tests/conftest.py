@@ -40,17 +40,16 @@ class LabHandle:
 # on two cores take little more than the longest share. Whole files, so the tests that leave sessions for
 # others keep them (test_sweep_lab's for test_review_lab); the rest is share 1. Balanced on measured times
 # (seconds on a loaded run): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one share's lab tests.
-LAB_SHARES = {  # seconds beside the other runs (make test, this machine); share 1 also runs the second kernel after
-    "tests/integration/test_guided_lab.py": 2,  # 430
-    "tests/integration/test_narrow_sudo_lab.py": 2,  # 400
-    "tests/integration/test_diagnosis_lab.py": 2,  # 200
-    "tests/integration/test_sweep_lab.py": 2,  # 230
-    "tests/integration/test_recommendation_lab.py": 2,  # 75
-    "tests/integration/test_host_faults_lab.py": 3,  # 440
+LAB_SHARES = {
+    "tests/integration/test_guided_lab.py": 2,  # 460
+    "tests/integration/test_narrow_sudo_lab.py": 2,  # 560
+    "tests/integration/test_diagnosis_lab.py": 2,  # 130
+    "tests/integration/test_host_faults_lab.py": 3,  # 280
     "tests/integration/test_full_export_lab.py": 3,  # 40
-    "tests/integration/test_deadman_lab.py": 3,  # 200
-    "tests/integration/test_phased_within_budget_lab.py": 3,  # 280
-    "tests/lab/test_profiles.py": 3,  # 300
+    "tests/integration/test_deadman_lab.py": 3,  # 130
+    "tests/integration/test_phased_within_budget_lab.py": 3,  # 160
+    "tests/integration/test_recommendation_lab.py": 3,  # 180
+    "tests/lab/test_profiles.py": 3,  # 150
 }
 
 

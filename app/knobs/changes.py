@@ -71,15 +71,11 @@ class ChangeJournal:
         self.token = token or secrets.token_hex(6)
         self._hosts: dict[str, _HostState] = {}
         self._heartbeat: asyncio.Task[None] | None = None
-        self._locks: dict[str, asyncio.Lock] = {}  # one per host: changes on different hosts go on at once
+        self._lock = asyncio.Lock()
 
     @property
     def held(self) -> list[Applied]:
         return [h.applied for s in self._hosts.values() for h in s.held]
-
-    def _lock(self, host: str) -> asyncio.Lock:
-        """The host's lock: its held list and its switch's restore list change one change at a time."""
-        return self._locks.setdefault(host, asyncio.Lock())
 
     async def _run(self, conn: HostConnection, step: Step) -> None:
         priv = await conn.privilege()
@@ -124,7 +120,7 @@ class ChangeJournal:
         priv = await conn.privilege()
         if not priv.can_change:
             raise ReadOnlyHost(host, target.spec.name, priv.sudoers_line())
-        async with self._lock(host):
+        async with self._lock:
             old = await target.read(conn)
             jid = self.store.journal_intend(
                 self.session_id, host, target.spec.name, target.target, old, value, detail=f"deadman={self.token}"
@@ -185,7 +181,7 @@ class ChangeJournal:
     async def revert(self, applied: Applied) -> None:
         """Put ``applied`` back; a change no longer held (its switch put it back while the host was away, or it
         was left to the switch) has its journal entry saying so already."""
-        async with self._lock(applied.host):
+        async with self._lock:
             state = self._hosts.get(applied.host)
             held = next((h for h in state.held if h.applied is applied), None) if state is not None else None
             if state is not None and held is not None:
@@ -201,9 +197,9 @@ class ChangeJournal:
         Each change gets REVERT_BOUND seconds: a host that does not answer within it (gone, or frozen with its
         connection up) is named and left to its dead-man switch, and its other changes are not tried."""
         problems: list[str] = []
-        left: list[str] = []  # hosts whose switch puts their changes back: never disarmed, no more heartbeats
-        for name, state in list(self._hosts.items()):
-            async with self._lock(name):
+        async with self._lock:
+            left: list[str] = []  # hosts whose switch puts their changes back: never disarmed, no more heartbeats
+            for name, state in self._hosts.items():
                 for held in reversed(list(state.held)):
                     try:
                         await asyncio.wait_for(self._revert_one(state, held), REVERT_BOUND)
@@ -213,14 +209,13 @@ class ChangeJournal:
                             left.append(name)
                             break
                         problems.append(str(exc))
-        for name in left:
-            del self._hosts[name]
-        for name, state in list(self._hosts.items()):
-            if not state.held:
-                async with self._lock(name):
+            for name in left:
+                del self._hosts[name]
+            for name, state in list(self._hosts.items()):
+                if not state.held:
                     with contextlib.suppress(KnobError, HostError):
                         await state.deadman.disarm()
-                del self._hosts[name]
+                    del self._hosts[name]
         return problems
 
     def _left_to_switch(self, state: _HostState, exc: BaseException) -> str:
@@ -240,7 +235,7 @@ class ChangeJournal:
         state = self._hosts.get(host)
         if state is None:
             return ""
-        async with self._lock(host):
+        async with self._lock:
             if await state.deadman.alive():
                 return ""
             conn = self.pool[host]
@@ -268,9 +263,9 @@ class ChangeJournal:
         interval = max(1.0, self.deadman_timeout / 6)
         while True:
             await asyncio.sleep(interval)
-            for name, state in list(self._hosts.items()):
-                if state.stale and not (lock := self._lock(name)).locked():  # a change under way rewrites the list
-                    async with lock:
+            for state in list(self._hosts.values()):
+                if state.stale and not self._lock.locked():  # a change under way rewrites the list itself
+                    async with self._lock:
                         with contextlib.suppress(KnobError, HostError):
                             if state.stale:
                                 await self._sync_restore(state, [])

@@ -8,7 +8,6 @@ mount, and a fresh one starts with nothing cached — and readahead on its new b
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 
 from app.facts.parse_storage import parse_mountinfo
@@ -172,22 +171,9 @@ class ConfigApplier:
         for group in SERVER_GROUPS:
             if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
                 await self._restarted(out)
-        await self._clients_at_once(config, out)
+        for client in self.spec.clients:
+            await self._client(client, config, out)
         return out
-
-    async def _clients_at_once(self, config: Mapping[str, Value], out: Applying) -> None:
-        """Every client's mount and settings at once (each host's changes are its own: the journal locks per host),
-        merged in the clients' order; each finishes, then the first failure is raised, so none is left half-way."""
-        parts = [Applying() for _ in self.spec.clients]
-        done = await asyncio.gather(*(self._client(c, config, part) for c, part in zip(self.spec.clients, parts, strict=True)),
-                                    return_exceptions=True)  # fmt: skip
-        for part in parts:
-            for knob, value in part.effective.items():
-                out.effective.setdefault(knob, value)
-            out.negotiated.update(part.negotiated)
-            out.notes += part.notes
-        if failed := next((d for d in done if isinstance(d, BaseException)), None):
-            raise failed
 
     async def release_clients(self) -> None:
         """Unmount the test mounts between workloads or at the end, and put the clients' kernel
