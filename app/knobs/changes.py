@@ -149,7 +149,7 @@ class ChangeJournal:
             if applied.clamped:
                 applied.notes.append(f"asked for {value}, the host took {applied.effective}")
             self.store.journal_update(
-                jid, JournalState.APPLIED, f"deadman={self.token}; effective={applied.effective}"
+                jid, JournalState.APPLIED, with_token(self.token, f"effective={applied.effective}")
             )
             return applied
 

@@ -9,8 +9,8 @@ value) or, after checking the host, dismiss.
 from __future__ import annotations
 
 import re
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
