@@ -291,6 +291,7 @@ class Lab:
                 "con=null", "con0=null,fd:1",
                 f"vec0:transport=tap,ifname={guest.tap},mtu=9000",
                 *disks, *env_args,
+                *booted.boot_args,
                 f"lab_name={guest.name}", f"lab_role={guest.role}", f"lab_ip={guest.ip}",
             ]  # fmt: skip
             console = self.logs / f"{guest.name}.log"
