@@ -28,10 +28,19 @@ STATE_ROOT = "/run/nfs-tuner"
 _TOKEN = re.compile(r"[0-9a-f]{12,64}")  # the helper takes these only (sudo_helper_host.SWITCH)
 
 
+_IN_DETAIL = re.compile(r"deadman=([0-9a-f]+)")
+
+
 def with_token(token: str | None, detail: str) -> str:
     """A journal entry's detail that still names its switch: `nfs-tuner journal check` asks that switch whether it
-    put the change back (app.knobs.recovery reads the token here), so a failure's words must not lose it."""
+    put the change back (token_of reads it), so a failure's words must not lose it."""
     return f"deadman={token}; {detail}" if token else detail
+
+
+def token_of(detail: str | None) -> str | None:
+    """The switch a journal entry's detail names (with_token wrote it), if any."""
+    m = _IN_DETAIL.search(detail or "")
+    return m.group(1) if m else None
 
 
 def state_dir(token: str) -> str:

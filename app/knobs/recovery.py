@@ -8,14 +8,13 @@ value) or, after checking the host, dismiss.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from app.hosts import HostConnection, HostError, HostPool
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import CLIENT_SYSCTLS, client_sysctl
-from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending, with_token
+from app.knobs.deadman import fired_report, forget, restored_ids, switch_pending, token_of, with_token
 from app.knobs.model import KnobError, Step
 from app.knobs.network import MtuTarget
 from app.knobs.nfsd_netlink import NFSDCTL_THREADS, NfsdctlThreadsTarget, NfsdMinThreadsTarget
@@ -24,18 +23,10 @@ from app.knobs.targets import ExportOptionTarget, KernelFileTarget, ScratchMount
 from app.store import JournalState, Store
 from app.store.records import JournalEntry
 
-_TOKEN = re.compile(r"deadman=([0-9a-f]+)")
-
-
 @dataclass(frozen=True)
 class Pending:
     entry: JournalEntry
     status: str  # "reverted by host", "switch armed", "still changed?", "host unreachable: …"
-
-
-def token_of(entry: JournalEntry) -> str | None:
-    m = _TOKEN.search(entry.detail or "")
-    return m.group(1) if m else None
 
 
 def target_for(entry: JournalEntry) -> Target:
@@ -67,7 +58,7 @@ async def inspect(store: Store, pool: HostPool) -> list[Pending]:
     out: list[Pending] = []
     reports: dict[tuple[str, str], Any] = {}  # a fired switch's report, of any shape (restored_ids judges it)
     for entry in store.unreverted_journal():
-        token = token_of(entry)
+        token = token_of(entry.detail)
         conn = pool[entry.host]
         try:
             if token and (entry.host, token) not in reports:
@@ -140,7 +131,7 @@ async def revert_entry(store: Store, pool: HostPool, entry: JournalEntry) -> Non
     for step in steps:
         result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)
         if step.check and not result.ok:
-            store.journal_update(entry.id, JournalState.FAILED, with_token(token_of(entry), result.stderr.strip()))
+            store.journal_update(entry.id, JournalState.FAILED, with_token(token_of(entry.detail), result.stderr.strip()))
             raise KnobError(f"could not revert {entry.knob} on {entry.host}: {result.stderr.strip()}")
     store.journal_update(entry.id, JournalState.REVERTED, "reverted after a crash")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from app.hosts import CommandResult, CommandTimeout
 from app.hosts.privilege import Privilege
-from app.knobs import changes, recovery
+from app.knobs import changes
+from app.knobs.deadman import token_of
 from app.knobs.changes import ChangeJournal
 from app.knobs.targets import nfsd_threads
 from app.store import JournalState, Store
@@ -76,7 +77,7 @@ def test_a_host_that_freezes_while_its_changes_are_put_back_is_named_and_left_to
             assert states[("frozen", 16)] is states[("frozen", 32)] is JournalState.FAILED
             # each still names its switch: `nfs-tuner journal check` asks it (seen: "still changed?" for a change
             # the switch had put back, since the failure's words replaced the token)
-            assert {recovery.token_of(e) for e in store.journal(None) if e.host == "frozen"} == {journal.token}
+            assert {token_of(e.detail) for e in store.journal(None) if e.host == "frozen"} == {journal.token}
             return problems
 
     (problem,) = asyncio.run(scenario())
