@@ -35,21 +35,20 @@ class LabHandle:
         return self.lab.ssh(host, command, timeout=timeout, check=check)
 
 
-# `make test` runs the lab's tests as three shares on three labs side by side (tests/run-suites.sh): their
-# guests mostly wait (on SSH round trips, netem, dm-delay, a pulled cable, a switch's timeout), so three labs
-# on two cores take little more than the longest share. Whole files, so the tests that leave sessions for
-# others keep them (test_sweep_lab's for test_review_lab); the rest is share 1. Balanced on measured times
-# (seconds on a loaded run): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one share's lab tests.
+# `make test` runs the lab's tests as three shares on three labs side by side (tests/run-suites.sh), beside a
+# fourth lab on the second kernel. Whole files, so the tests that leave sessions for others keep them
+# (test_sweep_lab's for test_review_lab); the rest is share 1. Balanced on measured times (seconds on a loaded
+# run, UML 7.2): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one share's lab tests.
 LAB_SHARES = {
-    "tests/integration/test_guided_lab.py": 2,  # 460
-    "tests/integration/test_narrow_sudo_lab.py": 2,  # 560
-    "tests/integration/test_diagnosis_lab.py": 2,  # 130
-    "tests/integration/test_host_faults_lab.py": 3,  # 280
+    "tests/integration/test_guided_lab.py": 2,  # 450
+    "tests/integration/test_narrow_sudo_lab.py": 2,  # 230
+    "tests/integration/test_recommendation_lab.py": 2,  # 60
+    "tests/integration/test_host_faults_lab.py": 3,  # 550
     "tests/integration/test_full_export_lab.py": 3,  # 40
-    "tests/integration/test_deadman_lab.py": 3,  # 130
-    "tests/integration/test_phased_within_budget_lab.py": 3,  # 160
-    "tests/integration/test_recommendation_lab.py": 3,  # 180
-    "tests/lab/test_profiles.py": 3,  # 150
+    "tests/integration/test_deadman_lab.py": 3,  # 140
+    "tests/integration/test_phased_within_budget_lab.py": 3,  # 200
+    "tests/integration/test_diagnosis_lab.py": 3,  # calibrated: on the second kernel's lab
+    "tests/lab/test_profiles.py": 3,  # calibrated: on the second kernel's lab
 }
 
 
@@ -59,12 +58,17 @@ def lab_share(path: str) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     share = os.environ.get("NFS_TUNER_LAB_SHARE", "")
-    if share not in ("1", "2", "3"):
+    # the lab's figures were measured on its default kernel (docs/lab.md): elsewhere their tests are not chosen
+    other_kernel = (os.environ.get("NFS_TUNER_LAB_KERNEL") or DEFAULT_KERNEL) != DEFAULT_KERNEL
+    if share not in ("1", "2", "3") and not other_kernel:
         return
     root = Path(__file__).resolve().parents[1]
     keep, drop = [], []
     for item in items:
-        mine = item.get_closest_marker("lab") is None or lab_share(item.path.relative_to(root).as_posix()) == int(share)
+        mine = (item.get_closest_marker("lab") is None or share not in ("1", "2", "3")
+                or lab_share(item.path.relative_to(root).as_posix()) == int(share))  # fmt: skip
+        if other_kernel and item.get_closest_marker("calibrated") is not None:
+            mine = False
         (keep if mine else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -15,7 +15,7 @@ from tests.lab import effects
 from tests.lab.lab import Lab, _profile, tap_of
 from tests.lab.profiles import guest_delay_script, server_disk_script
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.calibrated]  # the lab's figures, measured on UML 6.1
 
 
 def test_wan_adds_the_round_trip_and_makes_readahead_and_rsize_matter(on_profile: Lab) -> None:
