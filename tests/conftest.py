@@ -98,7 +98,7 @@ def lab() -> Iterator[LabHandle]:
     """The running lab; started once per test run (and stopped after) unless already up.
 
     NFS_TUNER_LAB_KERNEL (tests/lab/kernels.py) asks for the guests' kernel; `make test` runs the
-    whole suite on the default one, then the tests marked ``every_kernel`` on UML 7.2."""
+    lab's tests on UML 7.2, and those marked ``every_kernel`` or ``calibrated`` on 6.1 (tests/run-suites.sh)."""
     reason = _lab_skip_reason()
     if reason:
         pytest.skip(reason)
