@@ -1,0 +1,110 @@
+"""A whole guided session per lab profile, as an admin gets it: time against the estimate, trials, measuring.
+
+For each profile: the lab is reshaped, then `nfs-tuner sweep` runs with no --knob (the diagnosis proposes
+the plan) and the default budget (30 min), on both clients, from connect to a confirmed recommendation.
+It prints, per profile: the wall time of the session (connect, baseline, plan, sweep, confirmation, put
+back), the estimate the plan printed (trials and seconds) and its error against what happened, the trials
+run, the share of the wall time spent measuring (the agents' measuring seconds over the wall), the
+recommendation's changes, status and confirmed gain. Figures only, never a timed assert; the lab shares
+its two cores with whatever else runs, so say what ran beside it.
+
+    .venv/bin/python benchmarks/guided_session.py                       # gigabit, wan, hdd, contention
+    .venv/bin/python benchmarks/guided_session.py --profile wan --out wan.json
+
+What the server is for, per profile (it sets the workloads): large files on gigabit and wan, small files on
+hdd, databases on contention.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from app.report.session_data import load_session_data  # noqa: E402
+from app.store import Store  # noqa: E402
+from tests.lab.lab import Lab  # noqa: E402
+
+USES = {"gigabit": "large_files", "wan": "large_files", "hdd": "small_files", "contention": "databases"}
+
+
+def one_session(lab: Lab, profile: str, workdir: Path, budget: str) -> dict[str, Any]:
+    lab.set_profile(profile, 20 if profile == "wan" else None)
+    db = workdir / f"{profile}.db"
+    argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
+            "--server", "lab-server", "--client", "lab-client1", "--client", "lab-client2",
+            "--use", USES[profile], "--budget", budget, "--json"]  # fmt: skip
+    start = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=3 * 3600)
+    wall = time.monotonic() - start
+    (workdir / f"{profile}.log").write_text(proc.stderr)
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError:
+        return {"profile": profile, "wall_s": wall, "error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}"}
+    with Store(db, readonly=True) as store:
+        sid = int(out["session"])
+        trials = store.trials(sid)
+        data = load_session_data(store, sid)
+    measured = sum(float((t.summary or {}).get("measured_s") or 0.0) for t in trials if isinstance(t.summary, dict))
+    plan = data.plan
+    gain = plan.confirmed_gain if plan is not None else None
+    estimate = out.get("estimate") or {}
+    return {
+        "profile": profile, "use": USES[profile], "state": out.get("state"), "wall_s": wall,
+        "estimate_s": estimate.get("seconds"), "estimate_trials": estimate.get("trials"),
+        "trials": len(trials), "measured_s": measured,
+        "knobs": [k["knob"] for k in out["plan"]["knobs"] if k.get("in_plan")],
+        "changes": plan.change_text() if plan is not None else "", "status": plan.status if plan is not None else "",
+        "gain": gain,
+    }  # fmt: skip
+
+
+def _row(r: dict[str, Any]) -> str:
+    if "error" in r:
+        return f"{r['profile']:<11} failed after {r['wall_s'] / 60:.1f} min: {r['error']}"
+    est = r["estimate_s"] or 0.0
+    err = (r["wall_s"] - est) / est * 100 if est else float("nan")
+    gain = r["gain"]
+    said = (f"{gain[0] * 100:+.0f} % ({gain[1] * 100:+.0f} … {gain[2] * 100:+.0f})"
+            if gain and gain[1] is not None and gain[2] is not None else "none")  # fmt: skip
+    return (f"{r['profile']:<11} {r['wall_s'] / 60:6.1f} min  estimate {est / 60:5.1f} min ({err:+4.0f} %)  "
+            f"trials {r['trials']:3d} of {r['estimate_trials']}  measuring {r['measured_s'] / r['wall_s'] * 100:3.0f} %  "
+            f"knobs {', '.join(r['knobs']) or '-'}  → {r['changes'] or 'no change'} [{r['status']}], confirmed {said}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", action="append", choices=list(USES), help="a profile (repeat; default all four)")
+    ap.add_argument("--budget", default="30m", help="the session's budget (default 30m, the product's default)")
+    ap.add_argument("--out", type=Path, help="also write the rows as JSON")
+    args = ap.parse_args()
+    lab = Lab()
+    if not lab.is_up():
+        print("the lab is not up: sudo make lab-up (KERNEL=7.2 for today's kernel)", file=sys.stderr)
+        return 2
+    before = lab.current_profile()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="guided-session-") as tmp:
+            for profile in args.profile or list(USES):
+                rows.append(one_session(lab, profile, Path(tmp), args.budget))
+                print(_row(rows[-1]), flush=True)
+    finally:
+        lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
+    print(f"lab kernel {lab.kernel_name()}; wall = connect to put back; estimate = the plan's, printed before it ran")
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
