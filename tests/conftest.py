@@ -35,12 +35,12 @@ class LabHandle:
         return self.lab.ssh(host, command, timeout=timeout, check=check)
 
 
-# `make test` runs the lab's tests as three shares on three labs side by side (tests/run-suites.sh), beside a
-# fourth lab on the second kernel. Whole files, so the tests that leave sessions for others keep them
+# `make test` runs the lab's tests as three shares on three labs side by side (tests/run-suites.sh), beside
+# two labs of the second kernel (its every_kernel tests, and the calibrated ones). Whole files, so the tests that leave sessions for others keep them
 # (test_sweep_lab's for test_review_lab); the rest is share 1. Balanced on measured times (seconds on a loaded
 # run, UML 7.2): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one share's lab tests.
 LAB_SHARES = {
-    "tests/integration/test_guided_lab.py": 2,  # 450
+    "tests/integration/test_guided_lab.py": 2,  # calibrated: on the second kernel's lab
     "tests/integration/test_narrow_sudo_lab.py": 2,  # 230
     "tests/integration/test_recommendation_lab.py": 2,  # 60
     "tests/integration/test_host_faults_lab.py": 3,  # 550

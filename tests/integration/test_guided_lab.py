@@ -26,7 +26,7 @@ from app.sweep.ssh_hosts import SshHosts
 from tests.conftest import LabHandle
 from tests.lab.lab import Lab
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.calibrated]  # wan's ×2.7 for rsize is 6.1's (on 7.2: +26 %)
 CLIENT = "lab-client1"
 MATTER, CANNOT = {"rsize"}, {"export_wdelay"}
 
