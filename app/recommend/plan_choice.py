@@ -166,7 +166,8 @@ def _screen_line(s: Screened, today: Config, confidence: float) -> str:
         return f"{s.knob}: not screened (its runs broke)"
     figure = Ratio.of(probe.joint, confidence)
     what = f"{s.knob} {knob_value_text(s.knob, today[s.knob])} → {knob_value_text(s.knob, probe.value)}"
-    tail = "moved the figure: tuned" if s.moves else f"within the noise: left at {knob_value_text(s.knob, today[s.knob])}"
+    left = knob_value_text(s.knob, today[s.knob])
+    tail = f"moved the figure: tuned, and the search kept {left}" if s.moves else f"within the noise: left at {left}"
     return f"Screening {what}: {figure.text() if figure else '—'}, {tail}"
 
 
@@ -273,8 +274,12 @@ def _evidence(status: str, outcome: Outcome, changes: Mapping[str, tuple[Any, An
                    "one measured again (a sweep's best reads high: it was picked among noisy runs).")
     if conf is not None and conf.broken:
         out.append(f"{conf.broken} confirmation run(s) broke and were not counted.")
+    checked = {line.knob for line in lines}
+    best = outcome.candidate
     for s in outcome.screened.values():
-        if not s.moves:
+        # every screened knob keeps a line: one that moved but the search left at today's value has no put-back check
+        left_today = best is not None and s.knob not in checked and s.knob not in changed_knobs(best, today)
+        if not s.moves or left_today:
             out.append(_screen_line(s, today, confidence))
     out += [line.text for line in lines]
     out += [_alternative_line(a, today) for a in alternatives]
