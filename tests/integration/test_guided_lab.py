@@ -72,11 +72,11 @@ def test_a_guided_plan_changes_only_the_knobs_that_matter_and_confirms_it(
     assert all(f"{knob} " in said for knob in CANNOT), said  # a line each: screened, and what was decided
     changed = set(plan.changes)
     if plan.status != "confirmed" or not changed or not changed <= MATTER:
-        # A known defect (issue 30's note), in 4 of the last 7 runs beside other labs: the inert export_wdelay
+        # A known defect (issue 29, open), in 4 of the last 7 runs beside other labs: the inert export_wdelay
         # kept (2), or "nothing earned" (2). The likely cause: the put-back checks compare the configuration
         # measured late (attribute) with its put-back twin measured early (screen), unpaired, so the drift of
         # a loaded machine between them reads as a gain. Said with the evidence; any other outcome fails.
-        pytest.xfail(f"issue 30, put-back checks across drift: {plan.status}, changes {plan.changes}:\n{said}")
+        pytest.xfail(f"issue 29, put-back checks across drift: {plan.status}, changes {plan.changes}:\n{said}")
     assert "confirm" in steps and plan.config["export_wdelay"] == "wdelay", steps
     gain = plan.confirmed_gain
     # beyond the noise by a margin: rsize alone is worth ×2.7 here, and a machine running two labs and the
