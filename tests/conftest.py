@@ -36,9 +36,10 @@ class LabHandle:
 
 
 # `make test` runs the lab's tests as three shares on three labs side by side (tests/run-suites.sh), beside
-# two labs of the second kernel (its every_kernel tests, and the calibrated ones). Whole files, so the tests that leave sessions for others keep them
-# (test_sweep_lab's for test_review_lab); the rest is share 1. Balanced on measured times (seconds on a loaded
-# run, UML 7.2): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one share's lab tests.
+# two labs of the second kernel (its every_kernel tests, and the calibrated ones). Whole files, so the tests
+# that leave sessions for others keep them (test_sweep_lab's for test_review_lab); the rest is share 1.
+# Balanced on measured times (seconds on a loaded run, UML 7.2): NFS_TUNER_LAB_SHARE=1, 2 or 3 keeps one
+# share's lab tests.
 LAB_SHARES = {
     "tests/integration/test_guided_lab.py": 2,  # calibrated: on the second kernel's lab
     "tests/integration/test_narrow_sudo_lab.py": 2,  # 230
