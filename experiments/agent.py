@@ -35,7 +35,9 @@ import zlib
 AGENT_VERSION = 1
 MIB = 1024 * 1024
 FILL_CHUNK = MIB  # block size used to lay out data sets during preparation
-STOP_GRACE_S = 5.0  # how long a stop may wait for an I/O call before we give up on it
+STOP_GRACE_S = 5.0  # how long a stop may wait for an I/O call before the file system is probed
+SLOW_STOP_MAX_S = 120.0  # how long a stop waits for a call on a file system that still answers (a full export)
+PROBE_S = 2.0  # a statvfs slower than this: the file system does not answer
 WORK_PREFIX = ".nfs-tuner-agent-"
 
 EXIT_OK = 0
@@ -139,11 +141,13 @@ class Control(object):
         self.go = threading.Event()
         self.go_at = None
         self.reason = None
+        self.stop_at = None  # monotonic time of the first stop
 
     def request_stop(self, reason, final=False):
         """final: the channel or the process ends (EOF, signal), not just the workload."""
         if not self.stop.is_set():
             self.reason = reason
+            self.stop_at = time.monotonic()
             self.stop.set()
         if final or self.holding:
             self.release.set()
@@ -1465,6 +1469,7 @@ def sample_loop(ctx, telemetry):
     next_due = time.monotonic() + ctx.interval
     last = None  # end of the last sample; None until the run starts
     stop_seen = None
+    grace = STOP_GRACE_S
     while True:
         left = next_due - time.monotonic()
         if left > 0:
@@ -1489,8 +1494,12 @@ def sample_loop(ctx, telemetry):
                 return True
         if ctx.ctl.stop.is_set():
             stop_seen = stop_seen or now
-            if now - stop_seen > STOP_GRACE_S:
-                return False  # a system call hangs (dead server): give up on it
+            if now - stop_seen > grace:
+                # a call outlived the grace: wait on while the file system answers (writes failing one by
+                # one on a full export, a saturated disk), give up when it does not (a dead server)
+                if now - stop_seen > SLOW_STOP_MAX_S or not fs_answers(ctx.workdir):
+                    return False
+                grace = now - stop_seen + STOP_GRACE_S
         if now >= next_due:
             if last is None:  # also a heartbeat: the controller tells a slow layout from a dead host
                 ctx.out.emit({"type": "progress", "phase": "prepare", "done": ctx.progress_done, "total": ctx.progress_total})
@@ -1507,6 +1516,25 @@ def sample_loop(ctx, telemetry):
             next_due += ctx.interval
             if next_due <= now:
                 next_due = now + ctx.interval
+
+
+def fs_answers(path):
+    """True when a statvfs of ``path`` returns within PROBE_S; the probe is left behind if it hangs."""
+    if not path:
+        return False
+    answered = threading.Event()
+
+    def probe():
+        try:
+            os.statvfs(path)
+        except OSError:
+            pass  # an error is an answer too
+        answered.set()
+
+    t = threading.Thread(target=probe, name="probe")
+    t.daemon = True
+    t.start()
+    return answered.wait(PROBE_S)
 
 
 def drive(ctx, workload):
@@ -1620,6 +1648,14 @@ def with_free_space(record, where):
     return dict(record, message=record["message"].replace(FULL, "the export is full (%s)" % free), free_bytes=st.f_bavail * st.f_frsize)
 
 
+def stop_failure(ctx):
+    """Why the workload did not stop: a file system that answers but a call that never ends, or one that hangs."""
+    waited = time.monotonic() - ctx.ctl.stop_at if ctx.ctl.stop_at else STOP_GRACE_S
+    if ctx.workdir and fs_answers(ctx.workdir):
+        return "the workload did not stop within %d s of being told to although the export answers: one of its calls is that slow (a full export or a saturated disk?)" % waited
+    return "the workload did not stop within %d s of being told to: a file system call hangs (the NFS server stopped answering?)" % waited
+
+
 def error_record(exc):
     if isinstance(exc, AgentFailure):
         return {"type": "error", "errno": exc.err_no, "message": exc.message}
@@ -1714,7 +1750,7 @@ def main(stdin=None, stdout=None):
         if ctx.failure is not None:
             raise ctx.failure
         if not finished:
-            raise AgentFailure(errno.ETIMEDOUT, "the workload did not stop within %d s of being told to: a file system call hangs (the NFS server stopped answering?)" % STOP_GRACE_S)
+            raise AgentFailure(errno.ETIMEDOUT, stop_failure(ctx))
         out.emit(summary(ctx, mode, workload))
         if cfg.get("hold_files") and ctx.workdir:
             # a stop that ended the workload does not end the hold; a later one does

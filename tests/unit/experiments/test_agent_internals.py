@@ -5,6 +5,10 @@ from __future__ import annotations
 import errno
 import json
 import subprocess
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -154,3 +158,31 @@ def test_missing_or_garbage_config_gives_an_error_line(python: str) -> None:
         lines = [json.loads(x) for x in out.stdout.splitlines()]
         assert out.returncode == 1, out.stderr
         assert lines[-1]["type"] == "error" and lines[-1]["message"]
+
+
+def _stuck_ctx(workdir: str | None) -> SimpleNamespace:
+    """What sample_loop reads of a workload whose call never returns (done never set), told to stop."""
+    ctl = agent.Control()
+    ctl.request_stop("stop command")
+    out = SimpleNamespace(emit=lambda rec: None)
+    return SimpleNamespace(interval=0.05, wake=threading.Event(), t0=None, cut_lock=threading.Lock(), cuts=[],
+                           done=threading.Event(), ctl=ctl, out=out, progress_done=0, progress_total=0, stall_s=0,
+                           workdir=workdir)  # fmt: skip
+
+
+def test_a_stop_waits_on_a_slow_call_while_the_file_system_answers_and_not_on_a_dead_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(agent, "STOP_GRACE_S", 0.2)
+    monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 1.5)
+    monkeypatch.setattr(agent, "PROBE_S", 0.5)
+    answering, dead = _stuck_ctx(str(tmp_path)), _stuck_ctx(None)  # no directory: nothing to probe
+    started = time.monotonic()
+    assert agent.sample_loop(answering, False) is False
+    waited = time.monotonic() - started
+    started = time.monotonic()
+    assert agent.sample_loop(dead, False) is False
+    gave_up = time.monotonic() - started
+    assert waited >= 1.5 > gave_up  # the answering export was waited on to the cap; the other given up at the grace
+    assert "although the export answers" in agent.stop_failure(answering)
+    assert "a file system call hangs" in agent.stop_failure(dead)
+    assert agent.fs_answers(str(tmp_path)) and not agent.fs_answers(None)
