@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from experiments.noise import Noise, Versus, noise_of, pooled, versus
+from experiments.noise import Noise, Versus, noise_of, noisier, pooled, versus
 from experiments.plan import Config
 from experiments.statistics import RepeatPolicy, repeat_decision, t_cdf
 
@@ -58,7 +58,10 @@ def joint_score(means: Mapping[str, float]) -> float:
 
 
 class Board:
-    def __init__(self, runs: Iterable[Run], workloads: Sequence[str], policy: RepeatPolicy = RepeatPolicy()) -> None:
+    def __init__(self, runs: Iterable[Run], workloads: Sequence[str], policy: RepeatPolicy = RepeatPolicy(),
+                 noise_from: Board | None = None) -> None:  # fmt: skip
+        """``noise_from``: another board whose groups join this one's in the pooled run-to-run noise (a step's
+        own few runs compared among themselves, with the noise the whole sweep has shown)."""
         self.workloads = tuple(workloads)
         self.policy = policy
         self.runs = [r for r in runs if r.step != CONFIRM]
@@ -66,6 +69,7 @@ class Board:
         for r in self.runs:
             self._by.setdefault((r.config, r.workload), []).append(r)
         self._pools: dict[str, tuple[float | None, int]] = {}
+        self._noise_from = noise_from
 
     # -- what was measured ------------------------------------------------------------
     def values(self, config: Config, workload: str) -> list[float]:
@@ -100,6 +104,18 @@ class Board:
             return self.tried(config, workload) < self.policy.max_runs + TOPUP_TRIES
         return repeat_decision(values, self.policy).more
 
+    def unsettled(self, config: Config, workload: str) -> bool:
+        """``needs``, or its runs disagree beyond the pooled noise so that a comparison would rest on their own
+        spread (one degree of freedom from two runs): one more, up to the policy's most. The put-back checks
+        measure each configuration afresh, so they cannot borrow runs from earlier steps to settle it."""
+        if self.needs(config, workload):
+            return True
+        if self.given_up(config, workload) or self.blamed(config):
+            return False
+        g, (pool, df) = self.noise(config, workload), self.pool(workload)
+        return (g is not None and pool is not None and g.n < self.policy.max_runs
+                and self.tried(config, workload) < self.policy.max_runs + TOPUP_TRIES and noisier(g, pool, df))  # fmt: skip
+
     def measured(self, config: Config, runs: int | None = None) -> bool:
         """Every workload has at least ``runs`` ok runs (the policy's minimum), or was given up."""
         want = self.policy.min_runs if runs is None else runs
@@ -132,10 +148,14 @@ class Board:
         values = self.values(config, workload)
         return noise_of(values) if values else None
 
+    def groups(self, workload: str) -> list[Noise]:
+        """Each configuration's runs on ``workload`` as a group, with those of ``noise_from``'s board."""
+        own = [g for c in self.configs() if (g := self.noise(c, workload)) is not None]
+        return own + (self._noise_from.groups(workload) if self._noise_from is not None else [])
+
     def pool(self, workload: str) -> tuple[float | None, int]:
         if workload not in self._pools:
-            groups = [g for c in self.configs() if (g := self.noise(c, workload)) is not None]
-            self._pools[workload] = pooled(groups)
+            self._pools[workload] = pooled(self.groups(workload))
         return self._pools[workload]
 
     def versus(self, cand: Config, ref: Config, workload: str, key: str = "") -> Versus | None:

@@ -54,9 +54,12 @@ class Step(Protocol):
     def next(self, runs: Sequence[Run]) -> list[Ask]: ...
 
 
-def _asks(step: str, board: Board, configs: Sequence[Config], label: Mapping[Config, str] | None = None) -> list[Ask]:
-    """One more run of each configuration, on each workload the noise rule wants one more of."""
-    return [Ask(step, c, w, label=(label or {}).get(c, "")) for c in configs for w in board.workloads if board.needs(c, w)]
+def _asks(step: str, board: Board, configs: Sequence[Config], label: Mapping[Config, str] | None = None,
+          strict: bool = False) -> list[Ask]:  # fmt: skip
+    """One more run of each configuration, on each workload the noise rule wants one more of (``strict``: also
+    while its runs disagree beyond the pooled noise, Board.unsettled)."""
+    wants = board.unsettled if strict else board.needs
+    return [Ask(step, c, w, label=(label or {}).get(c, "")) for c in configs for w in board.workloads if wants(c, w)]
 
 
 @dataclass
@@ -176,18 +179,30 @@ def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy:
     if knobs and any(r.step == SCREEN for r in runs):
         screened = screen(Board([r for r in runs if r.step == SCREEN], w, policy), knobs, today, confidence)
     cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence, p99_cap=p99_cap)
-    elim = (eliminate(Board(fresh(runs, cand, today), w, checking(policy)), cand, today, confidence)
-            if cand is not None else None)  # fmt: skip
+    elim = None
+    if cand is not None:
+        elim = eliminate(checks_board(runs, w, policy), cand, today, confidence)
+        if not elim.done and any(r.step == CONFIRM for r in runs):  # recorded before the checks ran on their own
+            elim = eliminate(Board(_legacy_fresh(runs, cand, today), w, checking(policy)), cand, today, confidence)
     chosen = elim.final if elim is not None and elim.done else None
     conf = confirmation(runs, chosen, today, w, confidence) if chosen is not None and chosen != today else None
     return Outcome(today, screened, cand, elim, conf)
 
 
-def fresh(runs: Sequence[Run], cand: Config | None, today: Config) -> list[Run]:
-    """The runs the put-back checks judge on: the candidate's own search runs left out, so it is measured
-    afresh. Those runs made it the best of many configurations, so they read high (the winner's curse), and
-    every change of it would look as if it gained: a knob with no effect at all kept its place."""
-    if cand is None or cand == today:
+def checks_board(runs: Sequence[Run], workloads: Sequence[str], policy: RepeatPolicy) -> Board:
+    """The runs the put-back checks judge on: their own only, every configuration they compare measured afresh,
+    side by side in the same rounds. The candidate's search runs made it the best of many, so they read high (the
+    winner's curse: a knob with no effect at all kept its place); a put-back configuration's screening runs were
+    taken minutes before, and the hosts drift (on the lab, an inert export_wdelay kept, or a real rsize gain lost,
+    in 4 of 7 runs). The noise they are judged by pools every step's repeated runs."""
+    own = [r for r in runs if r.step == ATTRIBUTE or r.blamed]  # a configuration a host refused stays refused
+    return Board(own, workloads, checking(policy), noise_from=Board([r for r in runs if r.step != ATTRIBUTE], workloads))
+
+
+def _legacy_fresh(runs: Sequence[Run], cand: Config, today: Config) -> list[Run]:
+    """The put-back checks' runs as sessions recorded before they ran on their own saw them: every run but the
+    candidate's search runs (a stored session keeps the verdict it was confirmed on)."""
+    if cand == today:
         return list(runs)
     return [r for r in runs if not (r.config == cand and r.step in SEARCH_STEPS)]
 
@@ -213,8 +228,7 @@ class AttributeStep:
         for c in elim.wanted:  # relative to the round's configuration (elim.final while it runs)
             back = [k for k in changed_knobs(elim.final, self.today) if str(c[k]) == str(self.today[k])]
             labels[c] = f"{', '.join(back)} put back" if back else "the configuration checked"
-        board = Board(fresh(runs, outcome.candidate, self.today), self.workloads, checking(self.policy))
-        return _asks(self.name, board, elim.wanted, labels)
+        return _asks(self.name, checks_board(runs, self.workloads, self.policy), elim.wanted, labels, strict=True)
 
 
 @dataclass

@@ -14,9 +14,10 @@ The rules, in words the evidence repeats:
 - Candidate: of the configurations measured with at least two ok runs per workload,
   the best on the joint figure (the geometric mean of its workloads' figures) on which
   no workload is worse than today's beyond the noise.
-- Put-back checks (backward elimination): the candidate is measured afresh (the runs that
-  made it the best read high); each changed knob is put back to today's value alone; its
-  own gain is the candidate's joint figure over that configuration's. Every
+- Put-back checks (backward elimination): the candidate and each configuration with one
+  changed knob put back to today's value are measured afresh, side by side in the same
+  rounds (the runs that made the candidate the best read high; earlier runs drifted since);
+  a knob's own gain is the candidate's joint figure over its put-back configuration's. Every
   changed knob must gain beyond the noise (one-sided, Holm over the changed knobs at
   the plan's confidence); while one does not, the weakest is put back for good and the
   rest checked again. What stays is the minimal change.
@@ -152,9 +153,9 @@ def _check(board: Board, config: Config, knob: str, today: Config) -> KnobCheck:
 
 
 def _settled(board: Board, config: Config) -> bool:
-    """Measured as the noise rule wants, as the search's configurations are: runs repeated while they disagree
-    (a stalled run among two would otherwise be judged on a spread of one degree of freedom), or given up."""
-    return not any(board.needs(config, w) for w in board.workloads)
+    """Measured as the noise rule wants: runs repeated while they disagree (a stalled run among two would
+    otherwise be judged on a spread of one degree of freedom), or given up (Board.unsettled)."""
+    return not any(board.unsettled(config, w) for w in board.workloads)
 
 
 def eliminate(board: Board, start: Config, today: Config, confidence: float) -> Elimination:
