@@ -155,6 +155,7 @@ class Instance:
     broken_rate: float = 0.0
     best_one_run: bool = False  # the true best keeps one ok sweep run per workload, the rest break
     one_run_at: int = 0
+    drift: float = 0.0  # the hosts' drift: a random walk of every figure, this sd of its log step per trial
 
     def joint(self, c: Config) -> float | None:
         figs = self.truth.get(c)
@@ -299,6 +300,7 @@ class SyntheticSource(Source):
     cv: tuple[float, float] = CV_RANGE
     outliers: float = OUTLIER_RATE
     broken: bool = False
+    drift: float = 0.0  # Instance.drift
 
     def instance(self, seed: int) -> Instance:
         rng = random.Random(f"{self.name}|{seed}|setup")
@@ -318,7 +320,8 @@ class SyntheticSource(Source):
                 value *= r.uniform(0.55, 0.85)  # a stall: the run dips below its usual figure
             return value, run_time[c] * r.uniform(0.9, 1.1)
 
-        inst = Instance(self.name, seed, dict(self.knobs), self.workloads, baseline, truth, sd, run_time, draw)
+        inst = Instance(self.name, seed, dict(self.knobs), self.workloads, baseline, truth, sd, run_time, draw,
+                        drift=self.drift)  # fmt: skip
         if self.broken:
             _inject_broken(inst, rng)
         return inst
@@ -389,6 +392,8 @@ def default_sources(grid: Path | None = None) -> list[Source]:
         SyntheticSource("gen-default-best", small, default_best),
         SyntheticSource("gen-far", small, far_needle),
         SyntheticSource("gen-inert", small, surface_without_threads),
+        # the hosts drift about 4 % over 60 trials, as the lab did under load: earlier steps' runs are stale
+        SyntheticSource("gen-drift", small, surface_without_threads, drift=0.005),
         SyntheticSource("gen-conflict", two, TwoWorkloads(0.30), (READ, WRITE)),
         SyntheticSource("gen-split", two, TwoWorkloads(0.0), (READ, WRITE)),
     ]
@@ -434,6 +439,7 @@ def sweep(inst: Instance, strategy: str) -> tuple[list[Run], Plan, float]:
                 seed=inst.seed, baseline=dict(inst.baseline), min_runs=MIN_RUNS, max_runs=MAX_RUNS)  # fmt: skip
     counts: dict[tuple[Config, str, bool], int] = {}
     spent = [0.0]
+    walk, level = random.Random(f"{inst.name}|{inst.seed}|drift"), [0.0]
 
     def measure(ask: Ask) -> float | None:
         key = (ask.config, ask.workload, ask.step == CONFIRM)
@@ -441,7 +447,9 @@ def sweep(inst: Instance, strategy: str) -> tuple[list[Run], Plan, float]:
         counts[key] = rep + 1
         value, duration = inst.run(ask.config, ask.workload, rep, ask.step == CONFIRM)
         spent[0] += duration
-        return value
+        if inst.drift:
+            level[0] += walk.gauss(0.0, inst.drift)
+        return value * math.exp(level[0]) if value is not None else None
 
     runs = run_offline(plan_steps(plan, plan.workloads, CONFIDENCE), measure)
     return runs, plan, spent[0]

@@ -2,8 +2,8 @@
 
 A guided sweep screens every knob at its extremes (known in advance), refines the knobs
 that move the figure (unknown in advance: planned at half of them, the ones with the
-most values, and at worst all), checks its changes (mostly configurations the refinement
-measured) and confirms in pairs. A chosen strategy's search is its own estimate.
+most values, and at worst all), checks its changes (the candidate and each change put back,
+measured afresh) and confirms in pairs. A chosen strategy's search is its own estimate.
 """
 
 from __future__ import annotations
@@ -48,8 +48,11 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
         low, high = max(low, GUIDED_MIN_RUNS), max(high, GUIDED_MIN_RUNS)  # as experiments.steps runs it
     else:
         configs = worst_configs = make_strategy(plan).estimated_configs()
-    configs += 1  # the put-back checks mostly reuse measured configurations: one more is planned
-    worst_configs += len(plan.knobs)
+    # the put-back checks measure afresh the candidate and, per knob it changes (planned: the moving share), the
+    # candidate with that knob put back; at worst every knob changed, and a second round after one is put back
+    changed = max(1, math.ceil(moving_share * len(plan.knobs))) if plan.knobs else 0
+    configs += 1 + changed
+    worst_configs += 2 * len(plan.knobs) + 1
     # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
     expected_runs = low + (1 if high > low else 0) / 3
     confirm = 2 * w * (MIN_PAIRS + 0.5)

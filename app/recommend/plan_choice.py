@@ -26,7 +26,7 @@ from experiments.noise import Paired, Versus
 from experiments.plan import Config
 from experiments.statistics import RepeatPolicy
 from experiments.steps import SEARCH_STEPS, decide
-from experiments.verdicts import MIN_PAIRS, Confirmation, KnobCheck, Outcome, Screened, changed_knobs
+from experiments.verdicts import MIN_PAIRS, WORTH, Confirmation, KnobCheck, Outcome, Screened, changed_knobs
 
 CONFIRMED, NOT_CONFIRMED, UNCONFIRMED, NOTHING_EARNED, NOT_CHECKED = (
     "confirmed", "not confirmed", "unconfirmed", "nothing earned", "not checked")  # fmt: skip
@@ -152,6 +152,8 @@ def _knob_line(check: KnobCheck, kept: bool, confidence: float, telemetry: str) 
     figure = gain.text() if gain is not None else "not measured (the configuration without it broke)"
     if kept:
         verdict = "beyond the noise: changed"
+    elif gain is not None and gain.low is not None and gain.low > 0:
+        verdict = f"under the {WORTH:.0%} a change must earn beyond the noise: left at {knob_value_text(check.knob, check.today)}"
     elif gain is not None and gain.rel > 0:
         verdict = f"within the noise: left at {knob_value_text(check.knob, check.today)}"
     else:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
+
 from benchmarks.score_recommendation import (
     READ,
     STRATEGIES,
@@ -129,3 +131,17 @@ def test_three_pairs_that_agree_closely_on_a_1_percent_loss_do_not_make_it_one_b
     conf = confirmation(sweep + pairs, chosen, today, (READ, WRITE), 0.95)
     assert conf.pairs == 3 and conf.per_workload[READ].gain < 0  # reads lost a little in every pair
     assert conf.losing == [] and conf.confirmed  # within the sweep's noise of 3 %: writes' +20 % holds
+
+
+@pytest.mark.parametrize("per_trial", [0.01, 0.02, -0.01])
+def test_an_inert_knob_is_put_back_while_the_hosts_drift_between_the_steps(per_trial: float) -> None:
+    plan = Plan({"a": (1, 2), "b": (1, 2)}, (FILES,), strategy="guided", baseline={"a": 1, "b": 1}, min_runs=2, max_runs=6)
+    trials = [0]
+
+    def drifting(ask: Ask) -> float:  # a gains 50 %, b nothing; every trial reads ``per_trial`` more than the last
+        trials[0] += 1
+        return (150.0 if ask.config["a"] == 2 else 100.0) * (1 + per_trial * trials[0]) * (1.01 if trials[0] % 2 else 0.99)
+
+    runs = run_offline(plan_steps(plan, plan.workloads), drifting)
+    o = decide(runs, plan.start_config(), plan.workloads, RepeatPolicy(plan.max_rel_stddev, 2, 6), 0.95, plan.knobs)
+    assert o.recommended == Config(a=2, b=1)  # judged on runs of the same rounds, not on the screening's stale ones

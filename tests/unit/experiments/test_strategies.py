@@ -138,8 +138,9 @@ def test_budget_caps_the_number_of_configs() -> None:
 def test_duration_estimate_follows_strategy_and_budget() -> None:
     t = Timing(setup_s=10, warmup_s=5, min_measure_s=10, max_measure_s=30)
     grid = estimate_duration(Plan(knobs=KNOBS, strategy="grid", min_runs=3, max_runs=3, timing=t))
-    # every configuration three times, one put-back check planned, and three and a half confirmation pairs
-    assert grid.configs == 151 and grid.trials == 151 * 3 + 7 and grid.seconds == pytest.approx((151 * 3 + 7) * 35)
+    # every configuration three times, the candidate and two put-back twins (half the three knobs) measured afresh,
+    # and three and a half confirmation pairs
+    assert grid.configs == 153 and grid.trials == 153 * 3 + 7 and grid.seconds == pytest.approx((153 * 3 + 7) * 35)
     adaptive = estimate_duration(Plan(knobs=KNOBS, strategy="adaptive", timing=t))
     ofat = estimate_duration(Plan(knobs=KNOBS, strategy="ofat", timing=t))
     guided = estimate_duration(Plan(knobs=KNOBS, strategy="guided", timing=t))

@@ -67,10 +67,11 @@ def test_a_goal_without_its_value_or_with_anothers_is_a_plan_problem(extra: list
 
 @pytest.fixture(scope="module")
 def capped_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """A demo sweep whose goal caps p99 at a limit between its configurations' p99s."""
+    """A demo sweep whose goal caps p99 at a limit between its configurations' p99s (2 threads: 86–94 ms; today's 8:
+    55–68 ms; 64: 33–38 ms)."""
     db = tmp_path_factory.mktemp("latency") / "s.db"
     return db, run_demo(db, knobs={"nfsd_threads": "2, 64"}, workloads=("seq_read",), strategy="grid",
-                        repetitions=2, goal="p99_cap", p99_max_ms=60.0)  # fmt: skip
+                        repetitions=2, goal="p99_cap", p99_max_ms=75.0)  # fmt: skip
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
@@ -87,19 +88,19 @@ def test_each_trial_keeps_its_clients_merged_latency_and_the_cli_json_shows_it(
     assert trials and all(lat is not None and 0 < lat.p50_ms <= lat.p99_ms <= lat.p999_ms <= lat.max_ms
                           for lat in stored.values())  # fmt: skip
     shown = _json(capsys, "--db", str(db), "sessions", "show", str(sid), "--json", "--no-snippets")
-    assert shown["goal"] == {"kind": "p99_cap", "p99_max_ms": 60.0, "load_iops": None}
+    assert shown["goal"] == {"kind": "p99_cap", "p99_max_ms": 75.0, "load_iops": None}
     for t in shown["trials"]:
         if t["id"] in stored:
             lat = stored[t["id"]]
             assert lat is not None and t["latency"] == lat.figures()
     (rec,) = shown["recommendations"]
     assert rec["goal"]["kind"] == "p99_cap" and rec["met_goal"] is True
-    assert rec["p99_ms"] is not None and rec["p99_ms"] <= 60.0
+    assert rec["p99_ms"] is not None and rec["p99_ms"] <= 75.0
     assert all({"p50_ms", "p99_ms", "p999_ms", "meets_goal"} <= set(r) for r in rec["ranking"])
     # the simulated world: 2 nfsd threads queue requests, a long tail over the limit; 64 stay under it
     by_threads = {r["config"]["nfsd_threads"]: r for r in rec["ranking"]}
-    assert by_threads[2]["p99_ms"] > 60.0 and by_threads[2]["meets_goal"] is False
-    assert by_threads[64]["p99_ms"] <= 60.0 and by_threads[64]["meets_goal"] is True
+    assert by_threads[2]["p99_ms"] > 75.0 and by_threads[2]["meets_goal"] is False
+    assert by_threads[64]["p99_ms"] <= 75.0 and by_threads[64]["meets_goal"] is True
     # 64 threads stay under the limit but gain nothing at this load over today's 8: today's settings stay (issue 29)
     assert rec["config"] == {"nfsd_threads": 8} and rec["plan"]["changes"] == {}
     listed = _json(capsys, "--db", str(db), "sessions", "list", "--json")
@@ -112,7 +113,7 @@ def test_the_cli_text_shows_latency_beside_throughput(capped_session: tuple[Path
     db, sid = capped_session
     assert main(["--db", str(db), "sessions", "show", str(sid), "--no-snippets"]) == 0
     out = capsys.readouterr().out
-    assert "goal: the most throughput with p99 ≤ 60.0 ms" in out.splitlines()[0]
+    assert "goal: the most throughput with p99 ≤ 75.0 ms" in out.splitlines()[0]
     assert all(" p50 " in line and ", p99 " in line and ", p99.9 " in line
                for line in out.splitlines() if line.startswith("  #") and " ok " in line)  # fmt: skip
     assert "[seq_read]: " in out and ", p99 " in out.split("[seq_read]")[1].splitlines()[0]
