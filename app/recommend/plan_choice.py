@@ -153,7 +153,7 @@ def _knob_line(check: KnobCheck, kept: bool, confidence: float, telemetry: str) 
     if kept:
         verdict = "beyond the noise: changed"
     elif gain is not None and gain.low is not None and gain.low > 0:
-        verdict = f"under the {WORTH:.0%} a change must earn beyond the noise: left at {knob_value_text(check.knob, check.today)}"
+        verdict = f"under the {WORTH * 100:.0f} % a change must earn beyond the noise: left at {knob_value_text(check.knob, check.today)}"
     elif gain is not None and gain.rel > 0:
         verdict = f"within the noise: left at {knob_value_text(check.knob, check.today)}"
     else:

@@ -31,3 +31,12 @@ def test_a_knob_that_moved_in_screening_but_the_search_left_at_today_keeps_its_l
     assert said == ["Screening b x → y: +10 % (+8.4 % … +12 %), moved the figure: tuned, and the search kept x"], plan.evidence
     assert not any(line.startswith("Screening a ") for line in plan.evidence)  # a has its put-back line instead
     assert any(line.startswith("a 1 → 2: ") and "beyond the noise: changed" in line for line in plan.evidence)
+
+
+def test_a_change_that_gains_beyond_the_noise_but_under_the_one_per_cent_it_must_earn_is_put_back_saying_so() -> None:
+    runs = (_runs("search", {"a": 2, "b": "x"}, [101.5, 101.6, 101.4]) + _runs("search", {"a": 1, "b": "x"}, [100, 100.1, 99.9])
+            + _runs("attribute", {"a": 2, "b": "x"}, [100.8, 100.6, 100.7]) + _runs("attribute", {"a": 1, "b": "x"}, [100, 100.1, 99.9]))  # fmt: skip
+    plan = plan_recommendation(runs, TODAY, [W], RepeatPolicy(0.035, 2, 6))
+    assert plan.changes == {} and plan.status == "nothing earned", plan
+    (line,) = [line for line in plan.evidence if line.startswith("a 1 → 2: ")]
+    assert "+0.7 % (" in line and "under the 1 % a change must earn beyond the noise: left at 1" in line, line
