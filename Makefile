@@ -36,8 +36,8 @@ test: system-deps lint
 	QT_QPA_PLATFORM=offscreen sh tests/run-suites.sh $(PY) "$(LAB_KERNEL)" "$(SECOND_KERNEL)" $(PYTEST_ARGS)
 
 # The everyday check, a few minutes on two cores: lint, then every test that needs no lab, no root
-# and no slow tool (those are marked `slow`: builds, installs, the agent under other Pythons, ansible),
-# on every core (pytest-xdist; CHECK_WORKERS=1 for one): 5,350 tests in 4 min 8 s on two idle cores.
+# and no slow tool (those are marked `slow`: builds, installs, the agent under Python 3.6, ansible),
+# on every core (pytest-xdist; CHECK_WORKERS=1 for one): 5,314 tests in 3 min 52 s on two idle cores.
 check: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(CHECK_WORKERS) -m "not lab and not slow" $(PYTEST_ARGS)
 

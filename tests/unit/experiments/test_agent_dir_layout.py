@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from experiments.agent_protocol import AgentNotice, AgentStream
-from tests.unit.experiments.test_agent_harness import PYTHONS, AgentRun, leftovers, python_ids, run_to_end
+from tests.unit.experiments.test_agent_harness import AgentRun, leftovers, python_params, run_to_end
 
 
-@pytest.fixture(params=PYTHONS, ids=python_ids())
+@pytest.fixture(params=python_params())
 def python(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from experiments.agent_launch import bootstrap_argv, payload
 
 PY36 = "/root/.pyenv/versions/3.6.15/bin/python3"
@@ -20,6 +22,13 @@ HANG_GUARD_S = 30.0  # only catches hangs; never a speed claim
 
 def python_ids() -> list[str]:
     return ["py312" if p == sys.executable else "py36" for p in PYTHONS]
+
+
+def python_params() -> list[Any]:
+    """Each Python as a test parameter: the targets' oldest (3.6) is marked ``slow``, so ``make check`` runs
+    the agent under this one and ``make test`` under both."""
+    return [pytest.param(p, id=i, marks=() if p == sys.executable else pytest.mark.slow)
+            for p, i in zip(PYTHONS, python_ids(), strict=True)]  # fmt: skip
 
 
 class AgentRun:

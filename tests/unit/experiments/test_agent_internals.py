@@ -14,7 +14,7 @@ import pytest
 
 from experiments import agent
 from experiments.agent_launch import BOOTSTRAP, bootstrap_argv, exit_message, payload
-from tests.unit.experiments.test_agent_harness import PYTHONS
+from tests.unit.experiments.test_agent_harness import PYTHONS, python_params
 
 MOUNTSTATS = """\
 device proc mounted on /proc with fstype proc
@@ -149,7 +149,7 @@ def test_exit_messages_name_the_cause() -> None:
     assert "signal 9" in (exit_message(-9) or "")
 
 
-@pytest.mark.parametrize("python", PYTHONS)
+@pytest.mark.parametrize("python", python_params())
 def test_missing_or_garbage_config_gives_an_error_line(python: str) -> None:
     src = agent.__loader__.get_data(agent.__file__)
     for tail in (b"", b"not json\n", b"[1,2]\n"):

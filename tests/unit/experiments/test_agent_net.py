@@ -10,12 +10,12 @@ import pytest
 
 from experiments.agent_launch import STOP_LINE, go_line
 from experiments.agent_protocol import AgentStream
-from tests.unit.experiments.test_agent_harness import PYTHONS, AgentRun, python_ids
+from tests.unit.experiments.test_agent_harness import AgentRun, python_params
 
 MIB = 1 << 20
 
 
-@pytest.fixture(params=PYTHONS, ids=python_ids())
+@pytest.fixture(params=python_params())
 def python(request: pytest.FixtureRequest) -> str:
     return request.param
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from experiments.agent_protocol import AgentStream
-from tests.unit.experiments.test_agent_harness import PYTHONS, AgentRun, leftovers, python_ids, run_to_end
+from tests.unit.experiments.test_agent_harness import AgentRun, leftovers, python_params, run_to_end
 
 MIB = 1 << 20
 IS_ROOT = os.geteuid() == 0
 
 
-@pytest.fixture(params=PYTHONS, ids=python_ids())
+@pytest.fixture(params=python_params())
 def python(request: pytest.FixtureRequest) -> str:
     return request.param
 

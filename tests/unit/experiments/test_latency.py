@@ -30,7 +30,7 @@ from experiments.latency import (
     subtract,
     upper_ms,
 )
-from tests.unit.experiments.test_agent_harness import PYTHONS, AgentRun, python_ids
+from tests.unit.experiments.test_agent_harness import AgentRun, python_params
 
 MIB = 1 << 20
 
@@ -96,7 +96,7 @@ def test_read_histogram_keeps_the_buckets_and_drops_empty_ones() -> None:
     assert read_histogram({"0": 1, "17": 0, str(MAX_KEY): 2}, "h") == {0: 1, MAX_KEY: 2}
 
 
-@pytest.fixture(params=PYTHONS, ids=python_ids())
+@pytest.fixture(params=python_params())
 def python(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

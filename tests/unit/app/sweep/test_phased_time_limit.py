@@ -29,14 +29,14 @@ from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.spec import PHASED, SweepSpec
 from experiments.agent_protocol import AgentStream, AgentSummary
 from experiments.plan import Plan, Timing
-from tests.unit.experiments.test_agent_harness import PYTHONS, leftovers, python_ids, run_to_end
+from tests.unit.experiments.test_agent_harness import leftovers, python_params, run_to_end
 from tests.unit.app.session.test_session_service import connected
 
 # one operation in flight past a deadline, and the drop of caches after a phase (a sync of the whole host, as root)
 SLACK_S = 6.0  # make test runs this beside three labs, niced: a phase may wait seconds for the CPU
 
 
-@pytest.fixture(params=PYTHONS, ids=python_ids())
+@pytest.fixture(params=python_params())
 def python(request: pytest.FixtureRequest) -> str:
     return request.param
 

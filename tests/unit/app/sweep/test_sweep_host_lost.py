@@ -17,12 +17,19 @@ from app.events import EventBus, Message
 from app.session import Role, TuningSession
 from app.simulated import SimulatedHosts
 from app.store import SessionState, Store, TrialState
+from app.sweep import engine
 from app.sweep.events import Decision, HostLost, SweepFinished, TrialFinished, TrialStarted
 from app.sweep.spec import SweepSpec
 
 
 async def _trusting(host: str, key: object) -> bool:
     return True
+
+
+@pytest.fixture(autouse=True)
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiting sweep asks a lost host again every 5 s; the simulated ones come back within a second."""
+    monkeypatch.setattr(engine, "WAIT_POLL_S", 0.2)
 
 
 @pytest.fixture
