@@ -3,11 +3,9 @@
 #   1. the lab's tests of share 1 on the lab in .lab, on $KERNEL as are shares 2 and 3, on this terminal;
 #   2. those of share 2 on a second lab (.lab-share2);
 #   3. those of share 3 on a third (.lab-share3);
-#   4. on a fourth lab (.lab-second) of the second kernel ($SECOND; empty: none), the tests marked every_kernel,
-#      then those marked calibrated (tests of the lab's figures, measured on 6.1, its default kernel; on another
-#      kernel they are not chosen) but not alone;
-#   5. on a fifth (.lab-calibrated) of that kernel, the calibrated ones marked alone (a whole guided session:
-#      15 minutes beside the rest, as long as the other calibrated ones and the every_kernel ones together);
+#   4. on a fourth lab (.lab-second) of the second kernel ($SECOND; empty: none), the tests marked every_kernel;
+#   5. on a fifth (.lab-calibrated) of that kernel, those marked calibrated (tests of the lab's figures,
+#      measured on 6.1, its default kernel; on another kernel they are not chosen);
 #   6. the packaging tests (tests/packaging), niced a little;
 #   7. every other test that needs no lab, niced as much: the guests keep their timing.
 # The shares boot UML 7.2, which catches its guests' system calls with seccomp: it costs the host half the
@@ -42,11 +40,10 @@ share3=$!
 second_pid=
 calibrated_pid=
 if [ -n "$second" ]; then
-    NFS_TUNER_LAB_KERNEL="$second" NFS_TUNER_LAB_DIR="$here/.lab-second" "$py" -m pytest \
-        -m "lab and (every_kernel or (calibrated and not alone))" \
+    NFS_TUNER_LAB_KERNEL="$second" NFS_TUNER_LAB_DIR="$here/.lab-second" "$py" -m pytest -m "lab and every_kernel" \
         --basetemp="$logs/second" "$@" >"$logs/second.log" 2>&1 &
     second_pid=$!
-    NFS_TUNER_LAB_KERNEL="$second" NFS_TUNER_LAB_DIR="$here/.lab-calibrated" "$py" -m pytest -m "lab and alone" \
+    NFS_TUNER_LAB_KERNEL="$second" NFS_TUNER_LAB_DIR="$here/.lab-calibrated" "$py" -m pytest -m "lab and calibrated" \
         --basetemp="$logs/calibrated" "$@" >"$logs/calibrated.log" 2>&1 &
     calibrated_pid=$!
 fi
@@ -95,10 +92,10 @@ echo "==================== the lab's share 3 ===================="
 cat "$logs/share3.log"
 echo
 if [ -n "$second_pid" ]; then
-    echo "==================== the lab on the second kernel ($second): every_kernel, calibrated ===================="
+    echo "==================== the lab on the second kernel ($second): every_kernel ===================="
     cat "$logs/second.log"
     echo
-    echo "==================== the lab on the second kernel ($second): calibrated, alone ===================="
+    echo "==================== the lab on the second kernel ($second): calibrated ===================="
     cat "$logs/calibrated.log"
     echo
 fi

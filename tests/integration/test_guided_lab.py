@@ -26,8 +26,7 @@ from app.sweep.ssh_hosts import SshHosts
 from tests.conftest import LabHandle
 from tests.lab.lab import Lab
 
-# wan's ×2.7 for rsize is 6.1's (on 7.2: +26 %); a whole guided session, on a lab of its own in `make test`
-pytestmark = [pytest.mark.lab, pytest.mark.calibrated, pytest.mark.alone]
+pytestmark = [pytest.mark.lab, pytest.mark.calibrated]  # wan's ×2.7 for rsize is 6.1's (on 7.2: +26 %)
 CLIENT = "lab-client1"
 MATTER, CANNOT = {"rsize"}, {"export_wdelay"}
 
