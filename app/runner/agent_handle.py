@@ -118,10 +118,22 @@ class AgentHandle:
             # encodes text as UTF-8, so the same bytes arrive.
             await self.proc.write(payload(self.config).decode("utf-8"))
         except HostError as exc:
-            self._fail(RunError(self.host, f"could not start the load agent: {host_detail(self.host, str(exc))}"))
+            said = await self._exit_said() if self.proc is not None else None
+            self._fail(RunError(self.host, said or f"could not start the load agent: {host_detail(self.host, str(exc))}"))
             self.ended.set()
             return
         self._reader = asyncio.create_task(self._read(), name=f"agent-{self.host}-{self.role}")
+
+    async def _exit_said(self) -> str | None:
+        """Why a process that ended before it took its payload ended, by its exit status (python3 not found:
+        127); the payload's write then races the channel's close and reads as a lost connection."""
+        assert self.proc is not None
+        try:
+            result = await self.proc.wait(timeout=EXIT_WAIT_S)
+        except HostError:
+            return None
+        self.exit_status, self.stderr = result.exit_status, result.stderr
+        return exit_message(result.exit_status, self.python) if result.exit_status is not None else None
 
     def _fail(self, error: RunError) -> None:
         if self.error is None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from app.hosts import ConnectionLost
 from app.runner.agent_handle import AgentHandle
 from experiments import agent
 
@@ -90,3 +91,23 @@ def test_files_left_after_a_full_summary_are_a_warning_not_a_broken_trial() -> N
 def test_an_agent_that_fails_without_a_summary_still_breaks_the_trial() -> None:
     handle = _run([{"type": "hello", "pid": 1, "dir": "/mnt/x"}])
     assert handle.error is not None and "load agent failed" in str(handle.error)
+
+
+class _GoneBeforeItsPayload(_Proc):
+    """python3 not found: the remote command exits 127 at once, and the payload's write meets a closed channel."""
+
+    async def write(self, data: str) -> None:
+        raise ConnectionLost("c1", "Channel not open for sending")
+
+    async def wait(self, timeout: float | None = None) -> SimpleNamespace:
+        return SimpleNamespace(exit_status=127, stderr="sh: 1: python3-missing: not found")
+
+
+def test_a_python_that_is_missing_is_named_even_when_the_payloads_write_meets_the_closed_channel() -> None:
+    async def go() -> AgentHandle:
+        handle = AgentHandle(_Conn(_GoneBeforeItsPayload([])), {}, lambda handle, event: None, python="python3-missing")  # type: ignore[arg-type]
+        await handle.start()
+        return handle
+
+    handle = asyncio.run(go())
+    assert handle.error is not None and "python3-missing was not found" in handle.error.message, handle.error
