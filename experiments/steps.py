@@ -183,7 +183,8 @@ def decide(runs: Sequence[Run], today: Config, workloads: Sequence[str], policy:
     if cand is not None:
         elim = eliminate(checks_board(runs, w, policy), cand, today, confidence)
         if not elim.done and any(r.step == CONFIRM for r in runs):  # recorded before the checks ran on their own
-            elim = eliminate(Board(_legacy_fresh(runs, cand, today), w, checking(policy)), cand, today, confidence, 0.0)
+            elim = eliminate(Board(_legacy_fresh(runs, cand, today), w, checking(policy)), cand, today, confidence,
+                             legacy=True)  # fmt: skip
     chosen = elim.final if elim is not None and elim.done else None
     conf = confirmation(runs, chosen, today, w, confidence) if chosen is not None and chosen != today else None
     return Outcome(today, screened, cand, elim, conf)

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 
 from experiments.board import CONFIRM, Board, Run
 from experiments.noise import Paired, Versus, holm, log_ratio, paired
-from experiments.statistics import t_cdf
 from experiments.plan import Config, Value
+from experiments.statistics import t_cdf
 
 MIN_PAIRS = 3
 MAX_PAIRS = 8  # while the interval straddles no change with a gain in view: one stalled run among five pairs
@@ -154,15 +154,19 @@ def _check(board: Board, config: Config, knob: str, today: Config) -> KnobCheck:
                      {w: board.versus(config, back, w) for w in board.workloads})  # fmt: skip
 
 
-def _settled(board: Board, config: Config) -> bool:
+def _settled(board: Board, config: Config, legacy: bool) -> bool:
     """Measured as the noise rule wants: runs repeated while they disagree (a stalled run among two would
-    otherwise be judged on a spread of one degree of freedom), or given up (Board.unsettled)."""
-    return not any(board.unsettled(config, w) for w in board.workloads)
+    otherwise be judged on a spread of one degree of freedom), or given up (Board.unsettled; ``legacy``: the
+    rule sessions recorded before the checks ran on their own were measured by, Board.needs)."""
+    wants = board.needs if legacy else board.unsettled
+    return not any(wants(config, w) for w in board.workloads)
 
 
-def eliminate(board: Board, start: Config, today: Config, confidence: float, worth: float = WORTH) -> Elimination:
-    """Backward elimination from ``start``: put back the weakest knob while one gains less than ``worth`` beyond
-    the noise."""
+def eliminate(board: Board, start: Config, today: Config, confidence: float, legacy: bool = False) -> Elimination:
+    """Backward elimination from ``start``: put back the weakest knob while one gains less than WORTH beyond
+    the noise (``legacy``: the rules sessions recorded before the checks ran on their own were decided by, so a
+    stored session keeps its verdict: any gain beyond the noise, runs settled by Board.needs)."""
+    worth = 0.0 if legacy else WORTH
     current = start
     checks: dict[str, KnobCheck] = {}
     alpha = (1.0 - confidence) / 2.0
@@ -170,8 +174,8 @@ def eliminate(board: Board, start: Config, today: Config, confidence: float, wor
         changed = changed_knobs(current, today)
         if not changed:
             return Elimination(start, current, checks, (), rounds)
-        needed = [back for k in changed if not _settled(board, back := put_back(current, k, today))]
-        if not _settled(board, current):
+        needed = [back for k in changed if not _settled(board, back := put_back(current, k, today), legacy)]
+        if not _settled(board, current, legacy):
             needed.insert(0, current)
         if needed:
             return Elimination(start, current, checks, tuple(dict.fromkeys(needed)), rounds)

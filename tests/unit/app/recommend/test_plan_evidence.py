@@ -40,3 +40,13 @@ def test_a_change_that_gains_beyond_the_noise_but_under_the_one_per_cent_it_must
     assert plan.changes == {} and plan.status == "nothing earned", plan
     (line,) = [line for line in plan.evidence if line.startswith("a 1 → 2: ")]
     assert "+0.7 % (" in line and "under the 1 % a change must earn beyond the noise: left at 1" in line, line
+
+
+def test_a_session_recorded_before_the_checks_ran_on_their_own_keeps_its_confirmed_verdict() -> None:
+    """Its put-back twin was measured only by the search, its two runs apart: the rule it was checked by then."""
+    runs = (_runs("search", {"a": 1, "b": "x"}, [100, 112]) + _runs("search", {"a": 2, "b": "x"}, [200, 201, 200.5])
+            + _runs("attribute", {"a": 2, "b": "x"}, [200, 201]))  # fmt: skip
+    for _ in range(3):
+        runs += _runs(CONFIRM, {"a": 1, "b": "x"}, [105]) + _runs(CONFIRM, {"a": 2, "b": "x"}, [200])
+    plan = plan_recommendation(runs, TODAY, [W], RepeatPolicy(0.2, 2, 6))
+    assert plan.status == "confirmed" and plan.changes == {"a": (1, 2)}, plan.evidence
