@@ -21,6 +21,8 @@ from app.store import Store
 from tests.packaging._tools import require_tool
 
 BIN = Path(sys.executable).parent  # the venv's nfs-tuner
+# real shells completing through the installed command: make test runs them, make check does not
+pytestmark = pytest.mark.slow
 
 
 def _shell(name: str) -> str:

@@ -73,7 +73,7 @@ def loop(qapp: QApplication) -> Iterator[QEventLoop]:
 @pytest.fixture
 def session(qtbot, loop: QEventLoop, tmp_path: Path) -> Iterator[TuningSession]:  # type: ignore[no-untyped-def]
     """The application layer over simulated hosts that run 200 times faster than real ones."""
-    s = TuningSession(Store(tmp_path / "s.db"), SimulatedHosts(speed=200.0), log_path=tmp_path / "nfs-tuner.log")
+    s = TuningSession(Store(tmp_path / "s.db"), SimulatedHosts(speed=1000.0), log_path=tmp_path / "nfs-tuner.log")
     # a host taken away by a test is asked about at once (real seconds of waiting for it buy nothing here)
     s.plan_defaults = replace(s.plan_defaults, host_wait_s=0.0)
     yield s

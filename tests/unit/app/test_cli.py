@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app import __version__
 from app.paths import resolve_db_path
 
@@ -22,12 +24,14 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
 def test_version_without_display() -> None:
     out = _run("--version")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"nfs-tuner {__version__}"
 
 
+@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
 def test_help_without_display_names_the_db_option() -> None:
     out = _run("--help")
     assert out.returncode == 0, out.stderr
@@ -35,6 +39,7 @@ def test_help_without_display_names_the_db_option() -> None:
     assert "NFS_TUNER_DB" in out.stdout
 
 
+@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
 def test_headless_cli_does_not_import_qt() -> None:
     code = (
         "import sys; from ui.entry import main\n"
@@ -55,6 +60,7 @@ def test_db_path_precedence(monkeypatch, tmp_path: Path) -> None:
     assert resolve_db_path(str(tmp_path / "cli.db")) == tmp_path / "cli.db"
 
 
+@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
 def test_wizard_ssh_config_option_is_its_own_and_a_missing_file_is_refused_before_qt(tmp_path: Path) -> None:
     from app import cli
 

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.unit.app.import_graph import cycles, graph
 
 REPO = Path(__file__).resolve().parents[3]
@@ -55,6 +57,7 @@ def test_experiments_imports_only_stdlib_and_numpy() -> None:
     assert not offenders, f"experiments/ may import only stdlib and numpy: {offenders}"
 
 
+@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
 def test_importing_every_core_module_loads_no_qt() -> None:
     modules = [
         ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")

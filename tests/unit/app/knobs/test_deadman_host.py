@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the switch runs as root and checks owners: run as root")
+# root, and a Python start or more per case: make test runs it, make check does not
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the switch runs as root and checks owners: run as root"),
+              pytest.mark.slow]
 
 SOURCE = resources.files("app.knobs").joinpath("deadman_host.py").read_text(encoding="utf-8")
 NOBODY = 65534
