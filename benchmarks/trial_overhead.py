@@ -56,6 +56,7 @@ class Trial:
     end: float = 0.0
     phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     commands: Counter[str] = field(default_factory=Counter)
+    command_s: Counter[str] = field(default_factory=Counter)  # seconds spent waiting on each program
 
     @property
     def wall(self) -> float:
@@ -83,9 +84,10 @@ class Recorder:
         if self.current is not None:
             self.current.end = time.monotonic()
 
-    def command(self, argv: Sequence[str]) -> None:
+    def command(self, argv: Sequence[str], seconds: float = 0.0) -> None:
         if self.current is not None:
             self.current.commands[program(argv)] += 1
+            self.current.command_s[program(argv)] += seconds
 
     def timed(self, phase: str, call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -123,12 +125,21 @@ def recording(rec: Recorder) -> Iterator[None]:
 
     def counted(original: Any) -> Any:
         async def wrapper(self: HostConnection, argv: Sequence[str], **kw: Any) -> Any:
+            t = time.monotonic()
+            try:
+                return await original(self, argv, **kw)
+            finally:
+                rec.command(argv, time.monotonic() - t)
+        return wrapper
+
+    def started(original: Any) -> Any:  # a process left running: its start counted, not its life
+        async def wrapper(self: HostConnection, argv: Sequence[str], **kw: Any) -> Any:
             rec.command(argv)
             return await original(self, argv, **kw)
         return wrapper
 
     patch(HostConnection, "run", counted)
-    patch(HostConnection, "start", counted)
+    patch(HostConnection, "start", started)
     patch(ConfigApplier, "apply", lambda f: rec.timed("apply", f))
     patch(runner_run._Run, "_all_ready", lambda f: rec.timed("prepare", f))
     patch(runner_run._Run, "_drop_caches", lambda f: rec.timed("caches", f))
@@ -176,16 +187,21 @@ def report(rec: Recorder) -> dict[str, Any]:
     overheads = [t.overhead for t in done]
     commands = [sum(t.commands.values()) for t in done]
     kinds: Counter[str] = Counter()
+    waits: Counter[str] = Counter()
     for t in done:
         kinds.update(t.commands)
+        waits.update(t.command_s)
     print(f"\nper trial, over {len(done)} trials: the rest (wall minus measuring) mean {statistics.mean(overheads):.1f} s, "
           f"median {statistics.median(overheads):.1f} s (min {min(overheads):.1f}, max {max(overheads):.1f}); "
           f"remote commands mean {statistics.mean(commands):.1f}")
     for phase in ("apply", "prepare", "caches", "stop"):
         print(f"  {phase:8} mean {statistics.mean(t.phases[phase] for t in done):5.1f} s")
     print("  commands per trial by program: " + ", ".join(f"{k} {n / len(done):.1f}" for k, n in kinds.most_common()))
+    print("  seconds per trial waiting on each (run side by side, so they may add up to more than the wall): "
+          + ", ".join(f"{k} {n / len(done):.2f}" for k, n in waits.most_common()))
     return {
-        "trials": [{"config": t.config, "wall_s": t.wall, "phases": t.phases, "commands": dict(t.commands)} for t in done],
+        "trials": [{"config": t.config, "wall_s": t.wall, "phases": t.phases, "commands": dict(t.commands),
+                    "command_s": dict(t.command_s)} for t in done],
         "overhead_mean_s": statistics.mean(overheads), "overhead_median_s": statistics.median(overheads),
         "commands_mean": statistics.mean(commands),
     }  # fmt: skip

@@ -77,11 +77,13 @@ class ChangeJournal:
     def held(self) -> list[Applied]:
         return [h.applied for s in self._hosts.values() for h in s.held]
 
-    async def _run(self, conn: HostConnection, step: Step) -> None:
+    async def _run(self, conn: HostConnection, step: Step) -> bool:
+        """Run one step; whether it succeeded (a failed step that must not fail raises)."""
         priv = await conn.privilege()
         result = await conn.run(step.argv, sudo=not priv.is_root, input=step.input)
         if step.check and not result.ok:
             raise KnobError(f"`{describe_step(step)}` failed on {conn.name}: {result.stderr.strip() or result.stdout.strip()}")
+        return result.ok
 
     async def _host(self, conn: HostConnection) -> _HostState:
         state = self._hosts.get(conn.name)
@@ -156,13 +158,17 @@ class ChangeJournal:
     async def _revert_one(self, state: _HostState, held: _Held) -> None:
         conn = self.pool[held.applied.host]
         errors = []
+        done = False  # whether the step before succeeded: a fallback step runs only when it did not
         for step in held.restore:
+            if step.fallback and done:
+                continue
             try:
-                await self._run(conn, step)
+                done = await self._run(conn, step)
             except HOST_GONE:
                 raise  # the host went away: the change stays held, for revert_all to name and its switch to put back
             except (KnobError, HostError) as exc:
                 errors.append(str(exc))
+                done = False
         back: Value | None = None
         with contextlib.suppress(KnobError, HostError):
             back = await held.target.read(conn)

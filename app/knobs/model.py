@@ -101,6 +101,9 @@ class Step:
     argv: tuple[str, ...]
     input: str | None = None
     check: bool = True  # False: a failure is expected sometimes (e.g. umount of what is gone)
+    # Only when the step before it failed (umount -l after a umount that could not): the controller skips it
+    # otherwise; the dead-man switch, replaying blind, runs it anyway (it then finds its work done).
+    fallback: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {"argv": list(self.argv), "input": self.input, "check": self.check}

@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.facts.model import MountEntry
 from app.facts.parse_nfs import parse_exportfs
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostConnection
@@ -233,6 +234,7 @@ class ScratchMount:
                                          "nfs-tuner's own mount of the export for trials")
     )  # fmt: skip
     options: MountOptions = field(default_factory=MountOptions)
+    last_seen: MountEntry | None = field(default=None, compare=False, repr=False)  # its entry at the last read
 
     def __post_init__(self) -> None:
         # "server:export" is mount's source word: '-oremount,bind' there would be an option.
@@ -250,9 +252,10 @@ class ScratchMount:
         entry = await self.entry(conn)
         return entry.super_options if entry else ABSENT
 
-    async def entry(self, conn: HostConnection):  # type: ignore[no-untyped-def]
+    async def entry(self, conn: HostConnection) -> MountEntry | None:
         mounts = parse_mountinfo(await read_text(conn, "/proc/self/mountinfo")).value
-        return next((m for m in reversed(mounts) if m.mount_point == self.mount_point), None)
+        self.last_seen = next((m for m in reversed(mounts) if m.mount_point == self.mount_point), None)
+        return self.last_seen
 
     async def negotiated(self, conn: HostConnection) -> dict[str, str]:
         entry = await self.entry(conn)
@@ -266,7 +269,8 @@ class ScratchMount:
         return dict(o.partition("=")[::2] for o in str(super_options).split(","))
 
     async def bdi(self, conn: HostConnection) -> str:
-        entry = await self.entry(conn)
+        """The mount's backing device, as the journal's read back of the mount just now saw it (one read fewer)."""
+        entry = self.last_seen if self.last_seen is not None else await self.entry(conn)
         if entry is None:
             raise KnobError(f"{self.mount_point} is not mounted on {conn.name}")
         return str(entry.dev)
@@ -283,7 +287,7 @@ class ScratchMount:
         # than leave it behind. Each step may find its work already done.
         return [
             Step(("umount", self.mount_point), check=False),
-            Step(("umount", "-l", self.mount_point), check=False),
+            Step(("umount", "-l", self.mount_point), check=False, fallback=True),
             Step(("rmdir", self.mount_point), check=False),
         ]
 

@@ -75,8 +75,9 @@ def test_a_slow_delete_phase_is_cut_and_the_cleanup_removes_the_rest(python: str
     run, code = run_to_end(python, cfg)
     s, phases = _summary(run), _summary(run)["phases"]
     assert code == 0 and s["cut"][-1] == "delete"  # an earlier phase may be cut too on a loaded machine
-    assert phases["create"]["ops"] == 401 and 1 <= phases["delete"]["ops"] < 400
-    assert s["left"] == 400 - phases["delete"]["ops"] + 1
+    created = phases["create"]["ops"]  # the 400 files and their directory, unless a loaded machine cut it too
+    assert (created == 401) != ("create" in s["cut"]) and 1 <= phases["delete"]["ops"] < created - 1
+    assert s["left"] == created - phases["delete"]["ops"]
     assert run.of_type("cleanup")[-1]["removed"] and leftovers(tmp_path) == []
     # the controller waits for that cleanup as long as it takes at the delete phase's rate, beyond its usual cap
     read = AgentStream("c1").feed(json.dumps(s).encode() + b"\n")
