@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import shlex
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -10,6 +11,11 @@ from dataclasses import dataclass
 import asyncssh
 
 from app.hosts.errors import CommandTimeout, ConnectionLost, OutputTooLarge, command_text
+
+log = logging.getLogger(__name__)
+# How long leaving a started command waits for its channel to close once told to stop: a command that ignores
+# the signal and EOF (iperf3's server still waiting for its one client) would otherwise hold the caller forever.
+CLOSE_WAIT_S = 15.0
 
 MAX_OUTPUT = 16 << 20  # characters of one command's stdout, and of its stderr, nfs-tuner reads (run)
 MAX_LINE = 4 << 20  # characters of one streamed line: a longer one comes in pieces its reader refuses
@@ -162,5 +168,10 @@ class RemoteProcess:
     async def __aexit__(self, *exc: object) -> None:
         if self._proc.exit_status is None and self._proc.exit_signal is None:
             self.terminate()
-        await self._proc.wait_closed()
+        try:
+            await asyncio.wait_for(self._proc.wait_closed(), CLOSE_WAIT_S)
+        except TimeoutError:  # sshd holds a channel open until its command exits: the host's to end, not ours to wait
+            log.warning("%s: %s still runs %.0f s after its channel was closed; it ends with the connection",
+                        self.host, command_text(self.argv), CLOSE_WAIT_S)
+            return  # its slot is released when the channel closes (_release_when_closed)
         self._release_once()
