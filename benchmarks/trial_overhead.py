@@ -86,8 +86,9 @@ class Recorder:
 
     def command(self, argv: Sequence[str], seconds: float = 0.0) -> None:
         if self.current is not None:
-            self.current.commands[program(argv)] += 1
-            self.current.command_s[program(argv)] += seconds
+            name = program(argv)
+            self.current.commands[name] += 1
+            self.current.command_s[name] += seconds
 
     def timed(self, phase: str, call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -123,7 +124,7 @@ def recording(rec: Recorder) -> Iterator[None]:
         patches.append((owner, name, original))
         setattr(owner, name, make(original))
 
-    def counted(original: Any) -> Any:
+    def counted(original: Any) -> Any:  # a started process: its start timed, not its life (start returns then)
         async def wrapper(self: HostConnection, argv: Sequence[str], **kw: Any) -> Any:
             t = time.monotonic()
             try:
@@ -132,14 +133,8 @@ def recording(rec: Recorder) -> Iterator[None]:
                 rec.command(argv, time.monotonic() - t)
         return wrapper
 
-    def started(original: Any) -> Any:  # a process left running: its start counted, not its life
-        async def wrapper(self: HostConnection, argv: Sequence[str], **kw: Any) -> Any:
-            rec.command(argv)
-            return await original(self, argv, **kw)
-        return wrapper
-
     patch(HostConnection, "run", counted)
-    patch(HostConnection, "start", started)
+    patch(HostConnection, "start", counted)
     patch(ConfigApplier, "apply", lambda f: rec.timed("apply", f))
     patch(runner_run._Run, "_all_ready", lambda f: rec.timed("prepare", f))
     patch(runner_run._Run, "_drop_caches", lambda f: rec.timed("caches", f))

@@ -57,7 +57,7 @@ async def _has(conn: HostConnection, tool: str) -> bool:
 
 
 async def _iperf3(pool: HostPool, server: str, client: str, address: str, duration_s: float) -> float:
-    # -1: it leaves after one test; `timeout`: also when that test never comes (a client that could not connect)
+    # `timeout`: it leaves also when its one test never comes (a client that could not connect)
     srv = await pool[server].start(["timeout", str(round(duration_s) + 40), "iperf3", "-s", "-1", "-p", str(IPERF_PORT)])
     async with srv:
         await asyncio.sleep(0.5)  # let it listen; -1 makes it leave after one test

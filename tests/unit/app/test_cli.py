@@ -12,6 +12,9 @@ import pytest
 from app import __version__
 from app.paths import resolve_db_path
 
+# a Python start or more per case: make test runs it, make check does not
+starts_programs = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -24,14 +27,14 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 def test_version_without_display() -> None:
     out = _run("--version")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"nfs-tuner {__version__}"
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 def test_help_without_display_names_the_db_option() -> None:
     out = _run("--help")
     assert out.returncode == 0, out.stderr
@@ -39,7 +42,7 @@ def test_help_without_display_names_the_db_option() -> None:
     assert "NFS_TUNER_DB" in out.stdout
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 def test_headless_cli_does_not_import_qt() -> None:
     code = (
         "import sys; from ui.entry import main\n"
@@ -60,7 +63,7 @@ def test_db_path_precedence(monkeypatch, tmp_path: Path) -> None:
     assert resolve_db_path(str(tmp_path / "cli.db")) == tmp_path / "cli.db"
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 def test_wizard_ssh_config_option_is_its_own_and_a_missing_file_is_refused_before_qt(tmp_path: Path) -> None:
     from app import cli
 

@@ -21,6 +21,9 @@ import pytest
 
 from app.knobs.sudo_helper import digest, render
 
+# a Python start or more per case: make test runs it, make check does not
+starts_programs = pytest.mark.slow
+
 SOURCE = resources.files("app.knobs").joinpath("sudo_helper_host.py").read_text(encoding="utf-8")
 
 
@@ -107,7 +110,7 @@ def test_exports_may_only_toggle_what_nfs_tuner_tunes(helper: dict[str, Any], mo
         helper["check"](["exportfs", "-o", "rw,sync", "*:/srv/nfs"])
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 @pytest.mark.skipif(os.geteuid() != 0, reason="the helper refuses to run unless root")
 def test_the_rendered_helper_runs_as_a_program_and_reports_its_digest(tmp_path: Path) -> None:
     script = tmp_path / "nfs-tuner-helper"
@@ -190,7 +193,7 @@ def as_login(script: Path, uid: int, *args: str, stdin: str = "", strace: Path |
                           text=True, timeout=30, env=env)
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 @needs_root
 def test_a_switch_answers_only_the_login_that_armed_it(rendered: Path) -> None:
     d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
@@ -210,7 +213,7 @@ def test_a_switch_answers_only_the_login_that_armed_it(rendered: Path) -> None:
     assert not Path(d).exists()
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 @needs_root
 def test_a_login_may_arm_only_a_few_watchers(rendered: Path) -> None:
     dirs = [f"/run/nfs-tuner/{os.urandom(6).hex()}" for _ in range(5)]
@@ -240,7 +243,7 @@ HOST_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.
     ["cat", "--", "/etc/shadow"], ["cat", "--", "/proc/fs/nfsd/../../1/environ"], ["tee", "/etc/sudoers"],
     ["rpc.nfsd", "٣"], ["rpc.nfsd", "²"], ["mount", "-t", "nfs", "-o", "proto=rdma", "evil:/x", "/mnt/nfs-tuner-1"],
 ])  # fmt: skip
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 def test_a_refused_command_opens_and_runs_nothing_it_names(rendered: Path, tmp_path: Path, attack: list[str]) -> None:
     """strace records every file the helper opens or looks at and every program it starts: a refused
     command must touch none of what it names (only python's own start-up files), and start nothing."""
@@ -279,7 +282,7 @@ def test_every_test_mount_is_nosuid_and_nodev_whatever_the_privilege(options: st
     assert opts.count("nosuid") == 1 and opts.count("nodev") == 1 and mount.argv[:4] == ("mount", "-t", "nfs", "-o")
 
 
-@pytest.mark.slow  # a Python start or more per case: make test runs it, make check does not
+@starts_programs
 @needs_root
 @pytest.mark.skipif(not os.path.exists("/root/.pyenv/versions/3.6.15/bin/python3"), reason="no Python 3.6 here")
 def test_the_helper_and_its_switch_run_on_python_3_6(rendered: Path) -> None:
