@@ -10,7 +10,8 @@ run it (experiments.estimate), and the first that fits is the one to run:
 4. the lowest-priority knob left out, again and again, down to the first.
 
 When even the leanest plan is over the budget, the fit says so and keeps that plan, so a
-face can say what it would take. A plan longer than ``LONGEST_PLAN_S`` fits no budget:
+face can say what it would take. A plan under way is fitted again at the pace its trials
+really run (``refit``), by knobs alone. A plan longer than ``LONGEST_PLAN_S`` fits no budget:
 neither face starts it.
 """
 
@@ -80,10 +81,33 @@ def _leaner(fit: Fit) -> Iterator[Fit]:
         yield fit
     while len(plan.knobs) > 1:
         last = list(plan.knobs)[-1]
-        plan = replace(plan, knobs={k: v for k, v in plan.knobs.items() if k != last},
-                       baseline={k: v for k, v in plan.baseline.items() if k != last})  # fmt: skip
+        plan = _without(plan, last)
         fit = replace(fit, plan=plan, dropped=(*fit.dropped, last))
         yield fit
+
+
+def _without(plan: Plan, knob: str) -> Plan:
+    return replace(plan, knobs={k: v for k, v in plan.knobs.items() if k != knob},
+                   baseline={k: v for k, v in plan.baseline.items() if k != knob})  # fmt: skip
+
+
+def refit(plan: Plan, budget_s: float, trial_s: float) -> tuple[Plan, tuple[str, ...]]:
+    """``plan`` under way, fitted again to ``budget_s`` at the pace its trials have really run (``trial_s`` a
+    trial): its lowest-priority knobs left out until it fits, its timing and runs as they are (the trials run so
+    far stay comparable with the rest). Returns the plan and the knobs left out, the lowest priority first."""
+    t = plan.timing
+    paced = replace(plan, time_budget_s=None, timing=replace(t, setup_s=max(0.0, trial_s - (t.expected_trial_s() - t.setup_s))))
+    dropped: list[str] = []
+    while len(paced.knobs) > 1 and estimate_duration(paced).seconds > budget_s:
+        last = list(paced.knobs)[-1]
+        paced = _without(paced, last)
+        if len(plan.knobs[last]) > 1:
+            dropped.append(last)
+    if not dropped:
+        return plan, ()
+    today = plan.start_config()
+    # held at today's value, not taken out: the runs so far keep matching the configurations to come
+    return replace(plan, knobs={k: (today[k],) if k in dropped else v for k, v in plan.knobs.items()}), tuple(dropped)
 
 
 def fit(plan: Plan, budget_s: float | None) -> Fit:

@@ -9,12 +9,14 @@ measured afresh) and confirms in pairs. A chosen strategy's search is its own es
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from experiments.board import Board, Run
 from experiments.plan import Plan
-from experiments.steps import GUIDED_MIN_RUNS
+from experiments.steps import GUIDED_MIN_RUNS, SEARCH_STEPS, checking, repeat_policy
 from experiments.strategies import make_strategy
-from experiments.verdicts import MAX_PAIRS, MIN_PAIRS, probe_values
+from experiments.verdicts import MAX_PAIRS, MIN_PAIRS, candidate, changed_knobs, probe_values
 
 MOVING_SHARE = 0.5  # of a guided plan's knobs, the share planned to move the figure
 
@@ -33,10 +35,17 @@ def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
     today = plan.start_config()
     probes = {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
     screened = 1 + sum(probes.values())
-    middles = {k: max(0, len(v) - 1 - probes[k]) for k, v in plan.knobs.items()}  # what refinement adds per knob
+    # what refinement adds per knob (a knob held at one value is not searched)
+    middles = {k: max(0, len(v) - 1 - probes[k]) for k, v in plan.knobs.items() if len(v) > 1}
     ranked = sorted(middles.values(), reverse=True)
     moving = max(1, math.ceil(moving_share * len(ranked))) if ranked else 0
     return screened + sum(ranked[:moving]), screened + sum(ranked)
+
+
+def checks_trials(changed: int, workloads: int, runs: float = GUIDED_MIN_RUNS) -> float:
+    """Trials the put-back checks and the confirmation take for a candidate that changes ``changed`` knobs: the
+    candidate and each change put back, measured afresh ``runs`` times on every workload, then the pairs."""
+    return (1 + changed) * workloads * runs + 2 * workloads * (MIN_PAIRS + 0.5)
 
 
 def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> DurationEstimate:
@@ -50,13 +59,13 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
         configs = worst_configs = make_strategy(plan).estimated_configs()
     # the put-back checks measure afresh the candidate and, per knob it changes (planned: the moving share), the
     # candidate with that knob put back; at worst every knob changed, and a second round after one is put back
-    changed = max(1, math.ceil(moving_share * len(plan.knobs))) if plan.knobs else 0
-    configs += 1 + changed
-    worst_configs += 2 * len(plan.knobs) + 1
+    free = [k for k, v in plan.knobs.items() if len(v) > 1]  # a knob held at one value changes nothing
+    changed = max(1, math.ceil(moving_share * len(free))) if free else 0
+    worst_configs += 2 * len(free) + 1
     # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
     expected_runs = low + (1 if high > low else 0) / 3
-    confirm = 2 * w * (MIN_PAIRS + 0.5)
-    trials = configs * w * expected_runs + confirm
+    trials = configs * w * expected_runs + checks_trials(changed, w, expected_runs)
+    configs += 1 + changed
     worst_trials = worst_configs * w * high + 2 * w * MAX_PAIRS
     seconds = trials * plan.timing.expected_trial_s()
     worst = worst_trials * plan.timing.worst_trial_s()
@@ -65,3 +74,15 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
         seconds = min(seconds, plan.time_budget_s)
         worst = min(worst, plan.time_budget_s)
     return DurationEstimate(configs, math.ceil(trials), seconds, worst, capped)
+
+
+def checks_ahead(plan: Plan, workloads: Sequence[str], runs: Sequence[Run], confidence: float = 0.95,
+                 p99_cap: float | None = None) -> float:  # fmt: skip
+    """Trials the put-back checks and the confirmation would take if the search ended at ``runs``: its candidate's
+    changes (at least one: the next trial may find one) checked and confirmed."""
+    w = tuple(workloads)
+    today = plan.start_config()
+    cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, repeat_policy(plan)), today, confidence,
+                     p99_cap=p99_cap)  # fmt: skip
+    changed = len(changed_knobs(cand, today)) if cand is not None else 0
+    return checks_trials(max(1, changed), len(w), checking(repeat_policy(plan)).min_runs)

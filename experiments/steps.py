@@ -305,9 +305,7 @@ def plan_steps(plan: Plan, workloads: Sequence[str], confidence: float = 0.95, p
     """The steps of a sweep: guided, or a chosen strategy's search; then the put-back checks and the confirmation."""
     w = tuple(workloads)
     guided = plan.strategy == "guided"
-    # the guided verdicts need the run-to-run noise: every configuration at least twice
-    low = max(plan.min_runs, GUIDED_MIN_RUNS) if guided else plan.min_runs
-    policy = RepeatPolicy(plan.max_rel_stddev, low, max(low, plan.max_runs))
+    policy = repeat_policy(plan)
     today = plan.start_config()
     tail: list[Step] = [AttributeStep(today, w, policy, confidence, p99_cap),
                         ConfirmStep(today, w, policy, confidence, p99_cap)]  # fmt: skip
@@ -316,6 +314,13 @@ def plan_steps(plan: Plan, workloads: Sequence[str], confidence: float = 0.95, p
         return [ScreenStep(knobs, today, w, policy),
                 RefineStep(knobs, today, w, policy, confidence, plan.seed, plan.max_rel_stddev), *tail]  # fmt: skip
     return [SearchStep(make_strategy(plan), w, policy), *tail]
+
+
+def repeat_policy(plan: Plan) -> RepeatPolicy:
+    """The noise rule's bounds on a plan's runs per configuration."""
+    # the guided verdicts need the run-to-run noise: every configuration at least twice
+    low = max(plan.min_runs, GUIDED_MIN_RUNS) if plan.strategy == "guided" else plan.min_runs
+    return RepeatPolicy(plan.max_rel_stddev, low, max(low, plan.max_runs))
 
 
 def run_offline(steps: Sequence[Step], measure: Any, limit: int = 100_000) -> list[Run]:

@@ -18,13 +18,13 @@ from typing import Any, TextIO
 
 from app.commands import arguments
 from app.session import BaselineStepStarted, PlanChoices, PlanError, TuningSession
-from app.session.budget import DEFAULT_BUDGET_S, budget_text, fit_text, span_text
+from app.session.budget import DEFAULT_BUDGET_S, budget_text, fit_text
 from app.session.diagnosis import Diagnosis
 from app.session.preview import RunPreview
 from app.session.proposal import KnobAdvice, Proposal
 from app.session.uses import DEFAULT_USES, USES, use_label, workloads_of
 from app.sweep.spec import SweepSpec
-from app.vocabulary import duration_text, knob_label
+from app.vocabulary import duration_text, knob_label, span_text
 from experiments.budget import Fit
 
 REASON_COLUMN = 44  # where a knob's reason starts on its line

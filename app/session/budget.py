@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from experiments.budget import LONGEST_PLAN_S, Fit
-from app.vocabulary import duration_text, parse_duration
+from app.vocabulary import duration_text, parse_duration, span_text
 
 DEFAULT_BUDGET_S = 30 * 60.0  # a proposed plan's: an afternoon's first look, connect to confirmed change within the hour
 
@@ -30,12 +30,6 @@ def parse_budget(text: str) -> float | None:
         return parse_duration(text)
     except ValueError as exc:
         raise ValueError(f"time budget: {exc}") from None
-
-
-def span_text(seconds: float) -> str:
-    """A budget in running text: '30 min', '1 h 30 min', '45 s' (duration_text's, without a lone '00 s')."""
-    text = duration_text(seconds)
-    return text.removesuffix(" 00 s") if "min" in text else text
 
 
 def _lean_words(fit: Fit) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.hosts.remote_args import UnsafeValue, absolute_path, address, host_name
 from app.knobs.catalog import SPECS
@@ -205,8 +205,9 @@ def build_spec(choices: PlanChoices, where: Where, baseline: Mapping[str, Value]
     if problems := plan_problems(choices, baseline=baseline) | where_problems(where):
         raise PlanError(problems)
     fitted = plan_fit(choices, baseline, where.clients)
+    plan = replace(fitted.plan, time_budget_s=choices.budget_s)  # held while it runs too (app.sweep.deadline)
     return SweepSpec(
-        where.server, where.clients, where.export, fitted.plan, server_address=where.server_address,
+        where.server, where.clients, where.export, plan, server_address=where.server_address,
         async_opt_in=choices.allow_async, restart_opt_in=choices.allow_restart, file_size=choices.file_size,
         link_bps=choices.link_bps, measure_ceilings=choices.measure_ceilings, engine=choices.engine,
         goal=choices.goal_of(), host_wait_s=choices.host_wait_s,

@@ -65,10 +65,13 @@ from app.sweep.events import (
 from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, p99_of, runs_of, score_of
 from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.lost import lost_host
-from app.sweep.plan_steps import estimated_trials, spec_steps
+from app.sweep.deadline import Deadline
+from app.sweep.plan_steps import estimated_trials, spec_steps, workloads as spec_workloads
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
-from app.vocabulary import figure_text
+from app.vocabulary import figure_text, span_text
 from experiments.board import Ask, Run
+from experiments.budget import refit
+from experiments.steps import SEARCH_STEPS, Step
 from experiments.fairness import Fairness, run_fairness
 from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
@@ -79,6 +82,7 @@ log = logging.getLogger(__name__)
 
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
+REFIT_AFTER = 2  # trials timed before the plan is fitted again to the budget at their pace
 
 
 @dataclass
@@ -154,6 +158,8 @@ class SweepEngine:
         self._total = 0
         self._topups = 0
         self._applier: Applier | None = None  # the pass under way's, put back before a pass after a lost host
+        self.deadline = Deadline(None if spec.ladder or spec.dirs else spec.plan.time_budget_s)  # a study has none
+        self._search_cut = False  # the search ended for the budget
         # How to go on when a host stops answering: the CLI stops (resumable); the wizard asks the admin.
         self.decide_host_lost: Callable[[HostLost], Awaitable[Decision]] | None = None
 
@@ -179,6 +185,8 @@ class SweepEngine:
         else:
             sid = self.session_id
             self.store.recover_interrupted()
+            self.deadline.spent_before_s = sum(t.ended - t.started for t in self.store.trials(sid)
+                                               if t.started is not None and t.ended is not None)  # fmt: skip
             self.store.set_session_state(sid, SessionState.RUNNING)
             plans = self.store.plans(sid)
             plan_id = plans[-1].id if plans else None
@@ -194,6 +202,7 @@ class SweepEngine:
 
     async def run(self) -> int:
         """Run (or resume) the sweep; returns the session id. Reverts everything on the way out."""
+        self.deadline.start()
         sid, plan_id = self._open_session()
         writer = self.store.sample_writer()
         detach = writer.attach(self.bus)
@@ -417,26 +426,78 @@ class SweepEngine:
         applier, telemetry, mount_point = await self._prepare(sid, journal)
         self._applier = applier
         ctx = RunContext(sid, plan_id, journal, applier, telemetry, mount_point)
-        for step in spec_steps(self.spec):
-            while not self.cancel.is_set():
-                asks = step.next(runs)
-                if not asks:
-                    break
-                if not step.ordered:
-                    random.Random(self.spec.plan.seed + len(runs)).shuffle(asks)  # drift must not favour an order
-                for ask in asks:
-                    await self._unpaused()
-                    if self.cancel.is_set():
-                        break
-                    mine = [r for r in runs if r.config == ask.config and r.workload == ask.workload]
-                    if mine and mine[-1].value is None:
-                        self._topups += 1  # the run its last trial lost, given back
-                    runs.append(await self._trial(ctx, ask, len(mine)))
-                    self._total = max(self._total, self._done + 1)
+        steps, index = spec_steps(self.spec), 0
+        while index < len(steps) and not self.cancel.is_set():
+            if await self._run_step(ctx, steps[index], runs):
+                steps = spec_steps(self.spec)  # fitted again: the same step over fewer knobs, on the runs so far
+            else:
+                index += 1
         if not self.cancel.is_set():  # the steps ended before the estimate's most: every trial there was is done
             self._total = self._done
             self._progress()
         await applier.release_clients()
+
+    async def _run_step(self, ctx: RunContext, step: Step, runs: list[Run]) -> bool:
+        """Run ``step`` until it asks for nothing (a search: or its time is up); True when the plan was fitted again
+        to the budget on the way (the steps must be built again)."""
+        searching = step.name in SEARCH_STEPS
+        while not self.cancel.is_set() and not (searching and self._search_cut):
+            asks = step.next(runs)
+            if not asks:
+                break
+            if not step.ordered:
+                random.Random(self.spec.plan.seed + len(runs)).shuffle(asks)  # drift must not favour an order
+            for ask in asks:
+                await self._unpaused()
+                if self.cancel.is_set() or (searching and self._out_of_time(runs)):
+                    break
+                mine = [r for r in runs if r.config == ask.config and r.workload == ask.workload]
+                if mine and mine[-1].value is None:
+                    self._topups += 1  # the run its last trial lost, given back
+                runs.append(await self._trial(ctx, ask, len(mine)))
+                self._total = max(self._total, self._done + 1)
+                if searching and self._refitted(ctx):
+                    return True
+        return False
+
+    def _refitted(self, ctx: RunContext) -> bool:
+        """Whether the plan was fitted again to the budget at the pace its trials really run (experiments.budget.
+        refit): the lowest-priority knobs held at today's values when the trials run slower than planned. Said,
+        and stored as the session's plan (a resume goes on with it)."""
+        plan, budget = self.spec.plan, self.deadline.budget_s
+        if budget is None or len(self._durations) < REFIT_AFTER:
+            return False
+        trial_s = float(np.mean(self._durations))
+        between_s = self.deadline.used_s() - sum(self._durations)  # this run's time outside trials (facts, ceilings)
+        leaner, dropped = refit(plan, budget - max(between_s, 0.0), trial_s)
+        if not dropped:
+            return False
+        self.spec = replace(self.spec, plan=leaner)
+        ctx.plan_id = self.store.save_plan(ctx.sid, self.spec.to_json())
+        self._total = max(estimated_trials(self.spec), self._done + 1)
+        self.bus.publish(Message(
+            Level.WARNING, f"Left out to keep to the time budget ({span_text(budget)}): {', '.join(reversed(dropped))}",
+            f"the trials take {trial_s:.0f} s each on these hosts, not the {plan.timing.expected_trial_s():.0f} s "
+            "planned; the knobs left out keep today's values. A larger budget (--budget) keeps them."))  # fmt: skip
+        self._progress()
+        return True
+
+    def _out_of_time(self, runs: Sequence[Run]) -> bool:
+        """Whether the search must end for the budget (app.sweep.deadline); said once, when it does."""
+        if self._search_cut or self.deadline.budget_s is None:
+            return self._search_cut
+        plan, workloads = self.spec.plan, spec_workloads(self.spec)
+        trial_s = float(np.mean(self._durations)) if self._durations else plan.timing.expected_trial_s()
+        if not self.deadline.search_over(plan, workloads, runs, trial_s, self.spec.goal.p99_max_ms):
+            return False
+        self._search_cut = True
+        left = max(self.deadline.left_s(), 0.0)
+        self.bus.publish(Message(
+            Level.WARNING, f"The search ended early, for the time budget ({span_text(self.deadline.budget_s)})",
+            f"{span_text(left)} left, kept for the put-back checks and the confirmation at the pace of the trials so "
+            f"far ({trial_s:.0f} s a trial); the recommendation is chosen from the {len(runs)} trials measured. "
+            "A larger budget (--budget) searches further."))  # fmt: skip
+        return True
 
     async def _trial(self, ctx: RunContext, ask: Ask, rep: int) -> Run:
         """One trial of ``ask``, as the steps see it: its figure (None when broken), whether it is held against
@@ -444,7 +505,7 @@ class SweepEngine:
         spec, timing = self.spec, self.spec.plan.timing
         sid, config = ctx.sid, ask.config
         workload = spec.workload(ask.workload, dict(ask.variant))
-        t_start = time.monotonic()
+        t_start = self.deadline.clock()
         trial_id = self.store.add_trial(sid, dict(config), workload.to_dict(), repetition=rep, plan_id=ctx.plan_id,
                                         step=ask.step)  # fmt: skip
         self.skip.clear()
@@ -508,7 +569,7 @@ class SweepEngine:
                 self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
             else:
                 self.store.finish_trial(trial_id, TrialState.BROKEN, summary=summary, reason="cancelled during this trial")
-            self._durations.append(time.monotonic() - t_start)
+            self._durations.append(self.deadline.clock() - t_start)
             self._done += 1
             cv = summary.get("cv")
             self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,

@@ -75,7 +75,7 @@ from app.vocabulary.knobs import (
 )
 from app.vocabulary.stored import data_text
 from app.vocabulary.times import (DURATION_FORM, TIME_LIMITED, date_text, duration_text, pace_note, parse_duration,
-                                   planned_text, time_limited_text)
+                                   planned_text, span_text, time_limited_text)
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
     WORKLOAD_WORDS,
@@ -93,6 +93,6 @@ __all__ = [
     "fairness_sentences", "late_text", "lowest_text",
     "interval_text", "knob_label", "knob_value_text", "knob_values_text", "latencies_text", "latency_text", "parse_duration",
     "memory_text", "percent_text", "setting_text", "signed_figure_text",
-    "signed_percent_text", "signed_range_text", "time_limited_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
+    "signed_percent_text", "signed_range_text", "span_text", "time_limited_text", "transition_text", "trial_config_text", "unit_of", "unit_word", "workload_detail",
     "workload_id", "workload_label",
 ]  # fmt: skip

@@ -24,6 +24,12 @@ def duration_text(seconds: float | None) -> str:
     return f"{h} h {m:02d} min" if h else (f"{m} min {s:02d} s" if m else f"{s} s")
 
 
+def span_text(seconds: float) -> str:
+    """A budget in running text: '30 min', '1 h 30 min', '45 s' (duration_text's, without a lone '00 s')."""
+    text = duration_text(seconds)
+    return text.removesuffix(" 00 s") if "min" in text else text
+
+
 def planned_text(seconds: float | None, speed: float = 1.0) -> str:
     """A planned time: 'about 4 h 30 min'; on hosts that run ``speed`` times faster than real ones (the
     demo's), both clocks: 'about 4 h 30 min on real hosts; the demo runs 20× faster: about 13 min 30 s here'."""

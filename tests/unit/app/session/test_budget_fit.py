@@ -6,14 +6,15 @@ from __future__ import annotations
 import argparse
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
 from app.commands.arguments import budget
-from app.session.budget import budget_text, fit_text, parse_budget, span_text, unfit_text
+from app.session.budget import budget_text, fit_text, parse_budget, unfit_text
 from app.session.plan import PlanChoices, PlanError, Where, build_spec, plan_fit, plan_problems
-from app.vocabulary import parse_duration
-from experiments.budget import FLOOR_MEASURE_S, LONGEST_PLAN_S, fit
+from app.vocabulary import parse_duration, span_text
+from experiments.budget import FLOOR_MEASURE_S, LONGEST_PLAN_S, fit, refit
 from experiments.estimate import estimate_duration
 from experiments.plan import Plan, Timing
 from experiments.board import Ask
@@ -75,6 +76,22 @@ def test_fitting_shortens_trials_then_runs_then_drops_the_last_knobs() -> None:
                                "noisy); left out nfsd_threads (lowest priority)")  # fmt: skip
 
 
+def test_a_plan_under_way_is_fitted_again_at_its_pace_by_knobs_alone() -> None:
+    planned = fit(_plan(), 60 * 60).plan  # fits an hour at the planned pace
+    pace = planned.timing.expected_trial_s()
+    assert refit(planned, 60 * 60, pace) == (planned, ())  # the pace planned: nothing changes
+    slower, held = refit(planned, 60 * 60, 1.5 * pace)
+    assert held == ("nfsd_threads",)  # the lowest priority first
+    assert slower.timing == planned.timing and slower.min_runs == planned.min_runs  # the trials stay comparable
+    assert slower.knobs["nfsd_threads"] == (8,)  # held at today's: the runs so far still match what comes
+    assert slower.start_config() == planned.start_config()
+    paced = replace(slower, timing=replace(slower.timing, setup_s=slower.timing.setup_s + 0.5 * pace))
+    assert estimate_duration(paced).seconds <= 60 * 60  # it fits at that pace
+    assert refit(slower, 60 * 60, 1.5 * pace) == (slower, ())  # and is not cut again at the same pace
+    slowest, held = refit(planned, 60 * 60, 3 * pace)  # the first knob stays: the search's deadline ends it then
+    assert held == ("nfsd_threads", "stripe_cache_size") and len(slowest.knobs["read_ahead_kb"]) == 4
+
+
 def test_a_plan_that_cannot_fit_says_what_it_needs_and_what_to_drop() -> None:
     f = fit(_plan(), 5 * 60)
     assert not f.fits and list(f.plan.knobs) == ["read_ahead_kb"]
@@ -105,7 +122,8 @@ def test_the_spec_runs_the_fitted_plan_and_a_bad_budget_is_a_problem_of_its_own(
                           workloads=("seq_read", "seq_write"), budget_s=25 * 60)  # fmt: skip
     spec = build_spec(choices, WHERE, TODAY)
     fitted = plan_fit(choices, TODAY, WHERE.clients)
-    assert spec.plan == fitted.plan and spec.plan.timing == Timing().measuring(FLOOR_MEASURE_S)
+    # the budget goes with the plan: the engine holds it while the plan runs (app.sweep.deadline)
+    assert spec.plan == replace(fitted.plan, time_budget_s=25 * 60) and spec.plan.timing == Timing().measuring(FLOOR_MEASURE_S)
     assert plan_problems(PlanChoices(knobs={"rsize": "1M"}, budget_s=-1.0)) == {
         "budget": "the time budget must be a finite time above 0, got -1.0 s"}
 
