@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
@@ -253,9 +254,10 @@ async def _run(args: argparse.Namespace, store: Store, bus: EventBus) -> int:
         if args.resume is not None:
             await session.resume(args.resume)
         else:
+            began = time.monotonic()
             await connect_all(session, args)
             args.planned = await sweep_plan.plan_for(session, args, choices_from_args(args),
-                                                     sys.stderr if args.json else sys.stdout)  # fmt: skip
+                                                     sys.stderr if args.json else sys.stdout, began)  # fmt: skip
             if args.dry_run:
                 return 0  # said; nothing changed
             await checked_run(session, args.planned.spec)

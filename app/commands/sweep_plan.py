@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 from app.commands import arguments
@@ -36,8 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + "; ".join(f"{name}: {use_label(name)}" for name in USES)
                         + f" (default {', '.join(DEFAULT_USES)} without --knob)")  # fmt: skip
     p.add_argument("--budget", type=arguments.budget, metavar="TIME",
-                   help="the time the plan may take, e.g. 45m, 1h30m, 2h: shorter trials and fewer runs first, "
-                        "then the lowest-priority knobs are left out, each said; a plan that cannot fit is "
+                   help="the time from connect to the confirmed recommendation, e.g. 45m, 1h30m, 2h: shorter "
+                        "trials and fewer runs first, then the lowest-priority knobs are left out, each said, also "
+                        "while it runs if the trials are slower than planned; a plan that cannot fit is "
                         f"refused (default {budget_text(DEFAULT_BUDGET_S)} without --knob, none with it; "
                         f"{arguments.NO_BUDGET}: no budget)")  # fmt: skip
     p.add_argument("--dry-run", action="store_true",
@@ -59,6 +61,9 @@ def proposed(args: argparse.Namespace) -> bool:
     return not args.knob
 
 
+MIN_PLAN_S = 60.0  # what is left of a budget the baseline overran: the fit then says what the plan needs
+
+
 def budget_from_args(args: argparse.Namespace) -> float | None:
     """--budget in seconds; not given: a proposed plan's default, none for one given by --knob."""
     if args.budget is None:
@@ -75,6 +80,7 @@ class Planned:
     fit: Fit
     preview: RunPreview
     spec: SweepSpec  # what the run gets: the fitted plan
+    before_s: float = 0.0  # of the admin's budget, what connecting and the baseline took (the plan has the rest)
 
     def to_json(self) -> dict[str, Any]:
         chosen = set(self.fit.plan.knobs)
@@ -82,7 +88,7 @@ class Planned:
             "diagnosis": self.proposal.diagnosis.to_json(),
             "plan": {"proposed": list(self.choices.knobs) == [a.knob for a in self.proposal.ticked],
                      "workloads": list(self.choices.workloads), "strategy": self.choices.strategy,
-                     "budget_s": self.choices.budget_s,
+                     "budget_s": self.choices.budget_s, "before_s": self.before_s,
                      "knobs": [{**a.to_json(), "in_plan": a.knob in chosen,
                                 "values": list(self.fit.plan.knobs.get(a.knob, a.values))}
                                for a in _in_order(self.proposal, self.choices)],
@@ -109,7 +115,9 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
 def plan_lines(planned: Planned) -> list[str]:
     choices, fit = planned.choices, planned.fit
     source = "proposed" if proposed_plan(planned) else "as given by --knob"
-    budget = f"; budget {span_text(choices.budget_s)}" if choices.budget_s is not None else ""
+    budget = "" if choices.budget_s is None else f"; budget {span_text(choices.budget_s)}" if not planned.before_s \
+        else f"; budget {span_text(choices.budget_s)} (of {span_text(choices.budget_s + planned.before_s)}: " \
+             f"connecting and the baseline took about {span_text(planned.before_s)})"  # fmt: skip
     lines = [f"Plan ({source}): {', '.join(choices.workloads)}; {choices.strategy}{budget}"]
     for a in _in_order(planned.proposal, choices):
         mark = "x" if a.knob in fit.plan.knobs else "-" if a.knob in fit.dropped else " " if a.offered else "/"
@@ -142,9 +150,12 @@ def estimate_lines(fit: Fit) -> list[str]:
     return [line + (f"; {words}" if (words := fit_text(fit)) else "")]
 
 
-async def plan_for(session: TuningSession, args: argparse.Namespace, choices: PlanChoices, out: TextIO) -> Planned:
+async def plan_for(session: TuningSession, args: argparse.Namespace, choices: PlanChoices, out: TextIO,
+                   began: float | None = None) -> Planned:  # fmt: skip
     """The plan to run on the connected hosts, printed on ``out`` (text; JSON is the caller's): without
-    --knob measured, diagnosed and proposed. PlanError when it makes no plan, before any change."""
+    --knob measured, diagnosed and proposed. PlanError when it makes no plan, before any change. The budget
+    counts from ``began`` (time.monotonic(); default now): the plan is fitted to what is left of it."""
+    began = time.monotonic() if began is None else began
     if proposed(args) and choices.measure_ceilings:
         say(out, f"Measuring the baseline for the diagnosis ({', '.join(choices.workloads)}): load on the hosts, "
                  "no setting changed")  # fmt: skip
@@ -154,6 +165,9 @@ async def plan_for(session: TuningSession, args: argparse.Namespace, choices: Pl
             await session.baseline(choices.workloads)
         finally:
             step()
+    before_s = 60.0 * round((time.monotonic() - began) / 60.0)  # in whole minutes, as the admin reads a budget
+    if choices.budget_s is not None:  # the admin's time runs from connect to the confirmed recommendation
+        choices = replace(choices, budget_s=max(choices.budget_s - before_s, MIN_PLAN_S))
     proposal = session.proposal(choices.workloads, allow_async=choices.allow_async,
                                 allow_restart=choices.allow_restart, budget_s=choices.budget_s)  # fmt: skip
     if proposed(args):
@@ -164,7 +178,8 @@ async def plan_for(session: TuningSession, args: argparse.Namespace, choices: Pl
     if problems := session.problems(choices):
         raise PlanError({k: _cli_words(k, v) for k, v in problems.items()})
     spec = session.plan(choices, export=args.export, server_address=args.server_address)
-    planned = Planned(proposal, choices, session.fit(choices), session.preview(spec), spec)
+    planned = Planned(proposal, choices, session.fit(choices), session.preview(spec), spec,
+                      before_s if choices.budget_s is not None else 0.0)  # fmt: skip
     if not args.json or not args.dry_run:
         for line in [*diagnosis_lines(proposal.diagnosis), *plan_lines(planned),
                      *(change_lines(planned.preview) if args.dry_run else []), *estimate_lines(planned.fit)]:

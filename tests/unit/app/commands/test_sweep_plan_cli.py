@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -73,6 +74,21 @@ def test_a_dry_run_says_the_diagnosis_the_plan_its_changes_and_time_and_changes_
     assert any(x.startswith("Estimate: 47 trials, about 25 min 16 s") and "to fit 30 min" in x for x in lines)
     assert lines[-1] == sweep.sweep_plan.DRY_RUN_DONE
     assert _sessions(tmp_path / "s.db") == 0  # no session, no journal: nothing was changed
+
+
+def test_the_budget_runs_from_connect_the_plan_gets_what_the_baseline_left(
+        hosts: CountingHosts, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(sweep, "time", SimpleNamespace(monotonic=lambda: 1000.0))  # connect
+    monkeypatch.setattr(sweep.sweep_plan, "time", SimpleNamespace(monotonic=lambda: 1100.0))  # after the baseline
+    code, out, err = _sweep(capsys, tmp_path / "s.db", "--dry-run", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["plan"]["budget_s"] == 28 * 60 and data["plan"]["before_s"] == 120  # 1 min 40 s: about 2 min
+    assert data["estimate"]["seconds"] <= 28 * 60
+    code, out, err = _sweep(capsys, tmp_path / "s.db", "--dry-run")
+    assert "Plan (proposed): seq_read, seq_write; guided; budget 28 min (of 30 min: connecting and the baseline took " \
+           "about 2 min)" in out.splitlines()  # fmt: skip
 
 
 def test_a_dry_runs_json_carries_the_diagnosis_the_plan_and_the_reasons(
