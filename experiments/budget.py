@@ -27,6 +27,10 @@ from experiments.steps import GUIDED_MIN_RUNS
 MEASURE_CAPS_S = (30.0, 20.0)  # tried before fewer runs
 FLOOR_MEASURE_S = 10.0  # the shortest measuring a budget gives a trial
 LONGEST_PLAN_S = 72 * 3600.0  # a long weekend: a plan beyond it is beyond any budget
+# A plan under way keeps its knobs while its pace would overrun the budget by at most this share: the estimate
+# plans a refinement and a confirmation a session often does not need (the lab's wan profile: 52 trials planned,
+# 36 run), and the search's deadline (app.sweep.deadline) holds the budget within that.
+PACE_SLACK = 1.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +97,13 @@ def _without(plan: Plan, knob: str) -> Plan:
 
 def refit(plan: Plan, budget_s: float, trial_s: float) -> tuple[Plan, tuple[str, ...]]:
     """``plan`` under way, fitted again to ``budget_s`` at the pace its trials have really run (``trial_s`` a
-    trial): its lowest-priority knobs left out until it fits, its timing and runs as they are (the trials run so
-    far stay comparable with the rest). Returns the plan and the knobs left out, the lowest priority first."""
+    trial): when it would overrun by more than PACE_SLACK, its lowest-priority knobs held at today's values until
+    it fits, its timing and runs as they are (the trials run so far stay comparable with the rest). Returns the
+    plan and the knobs held, the lowest priority first."""
     t = plan.timing
     paced = replace(plan, time_budget_s=None, timing=replace(t, setup_s=max(0.0, trial_s - (t.expected_trial_s() - t.setup_s))))
+    if estimate_duration(paced).seconds <= PACE_SLACK * budget_s:
+        return plan, ()
     dropped: list[str] = []
     while len(paced.knobs) > 1 and estimate_duration(paced).seconds > budget_s:
         last = list(paced.knobs)[-1]

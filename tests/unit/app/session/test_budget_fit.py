@@ -80,6 +80,7 @@ def test_a_plan_under_way_is_fitted_again_at_its_pace_by_knobs_alone() -> None:
     planned = fit(_plan(), 60 * 60).plan  # fits an hour at the planned pace
     pace = planned.timing.expected_trial_s()
     assert refit(planned, 60 * 60, pace) == (planned, ())  # the pace planned: nothing changes
+    assert refit(planned, 60 * 60, 1.2 * pace) == (planned, ())  # within the slack: left to the search's deadline
     slower, held = refit(planned, 60 * 60, 1.5 * pace)
     assert held == ("nfsd_threads",)  # the lowest priority first
     assert slower.timing == planned.timing and slower.min_runs == planned.min_runs  # the trials stay comparable

@@ -16,7 +16,7 @@ import pytest
 from app.events import EventBus, Level, Message
 from app.session.plan import PlanChoices, Where, build_spec
 from app.simulated import SimulatedHosts
-from app.store import SessionState, Store, TrialState
+from app.store import SessionState, Store
 from app.sweep import SweepEngine
 from app.sweep.deadline import Deadline
 from app.sweep.events import SweepFinished, TrialStarted
