@@ -1,12 +1,13 @@
 """The admin's time budget held while a sweep runs: the search ends in time for the checks and the confirmation.
 
 A plan is fitted to its budget before it starts (experiments.budget), but that fit is an estimate made
-before any trial ran, and trials can cost far more than planned (on the lab's wan profile, twice: 67 s a
-trial against 32 s planned, and a 30-minute session ran an hour without its recommendation). So the engine
-holds the budget too: once the time left would no longer carry the put-back checks and the confirmation at
-the pace the trials have really run, the search (screening, refinement, a chosen strategy's search) ends
-where it is, and the candidate is chosen from what it measured. The checks and the confirmation are never
-cut: they are what makes the number the admin sees one that was measured again.
+before any trial ran, and trials can cost far more than planned (on the lab's wan profile 40–67 s a trial
+against the 32 s planned; one 30-minute session ran an hour without reaching its recommendation). So the
+engine holds the budget too. Once two trials have set the pace, a plan that would overrun is fitted again
+by knobs (experiments.budget.refit); and once the time left would no longer carry the put-back checks and
+the confirmation at that pace, the search (screening, refinement, a chosen strategy's search) ends where it
+is, and the candidate is chosen from what it measured. The checks and the confirmation are never cut: they
+are what makes the number the admin sees one that was measured again.
 """
 
 from __future__ import annotations

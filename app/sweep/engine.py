@@ -10,7 +10,8 @@ every client) → drop caches on server and clients → warm-up → measure unti
 the cap → summarise → store the trial as ok or broken (a host error, or faster than the
 link can carry: a cache answered) with the step that asked for it. Every change is
 reverted at the end, on cancel and on error. A resumed session feeds its stored trials
-to the steps, which carry on where they stopped.
+to the steps, which carry on where they stopped. The plan's time budget is held while it
+runs (app.sweep.deadline).
 
 Entry: ``SweepEngine(store, hosts, bus, spec, measured=…).run()`` opens a new session
 (with what was measured before it, so nothing is measured twice);
