@@ -88,7 +88,14 @@ class DeadMan:
             raise KnobError(f"could not update the dead-man switch on {self.conn.name}: {_refusal(result)}")
 
     async def beat(self) -> None:
-        await _switch(self.conn, "beat", self.dir, timeout=15)
+        priv = await self.conn.privilege()
+        if priv.via_helper:  # the narrow rule allows the helper's verbs only
+            await _switch(self.conn, "beat", self.dir, timeout=15)
+            return
+        # A root or full-sudo login refreshes the heartbeat without a python start: on the lab's guests 0.2 s of
+        # a host's CPU instead of 0.9 s, four times a trial, beside the workload. -c: a heartbeat file gone stays
+        # gone (the switch reads that as silence); -h: never through a link (only root writes the directory).
+        await self.conn.run(["touch", "-c", "-h", f"{self.dir}/heartbeat"], sudo=not priv.is_root, timeout=15)
 
     async def disarm(self) -> None:
         await _switch(self.conn, "disarm", self.dir, timeout=15)

@@ -42,6 +42,9 @@ class _Host:
             if verb == "beat":
                 self.beats += 1
             return CommandResult(0, "", "")
+        if argv[:3] == ["touch", "-c", "-h"] and argv[3].endswith("/heartbeat"):  # a root login's beat
+            self.beats += 1
+            return CommandResult(0, "", "")
         if argv[0] == "cat":
             return CommandResult(0, self.files[argv[-1]], "")
         if argv[0] == "tee":
