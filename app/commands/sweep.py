@@ -202,7 +202,7 @@ class _Printer:
             line = f"trial {event.trial_id} {event.workload} {trial_config_text(event.config, event.step)}: {what}"
             self._line(line)
         elif isinstance(event, Message):
-            self._line(f"{event.level.value}: {event.text} {event.detail}")
+            self._line(f"{event.level.value}: {event.text}" + (f": {event.detail}" if event.detail else ""))
         elif isinstance(event, SweepFinished) and self.tty:
             self.out.write("\n")
         self.out.flush()

@@ -83,7 +83,7 @@ log = logging.getLogger(__name__)
 
 SKIPPED = "skipped by the admin"  # reason of a trial whose measuring was ended early
 WAIT_POLL_S = 5.0  # how often a waiting sweep asks a lost host again
-REFIT_AFTER = 2  # trials timed before the plan is fitted again to the budget at their pace
+REFIT_AFTER = 2  # trials of each workload timed before the plan is fitted again to the budget at their pace
 
 
 @dataclass
@@ -151,6 +151,7 @@ class SweepEngine:
         self.link_measured = False
         self.ceilings = Ceilings(clients=len(spec.clients))
         self._durations: list[float] = []
+        self._paces: dict[str, list[float]] = {}  # workload -> its trials' durations (this run's)
         # Hooks for a GUI: cleared = pause before the next trial; set = end this trial's measuring now.
         self.go_on = asyncio.Event()
         self.go_on.set()
@@ -466,9 +467,10 @@ class SweepEngine:
         refit): the lowest-priority knobs held at today's values when the trials run slower than planned. Said,
         and stored as the session's plan (a resume goes on with it)."""
         plan, budget = self.spec.plan, self.deadline.budget_s
-        if budget is None or len(self._durations) < REFIT_AFTER:
+        timed = [d for d in self._paces.values() if len(d) >= REFIT_AFTER]
+        if budget is None or len(timed) < len(spec_workloads(self.spec)):
             return False
-        trial_s = float(np.mean(self._durations))
+        trial_s = self._pace_s()
         between_s = self.deadline.used_s() - sum(self._durations)  # this run's time outside trials (facts, ceilings)
         leaner, dropped = refit(plan, budget - max(between_s, 0.0), trial_s)
         if not dropped:
@@ -483,12 +485,19 @@ class SweepEngine:
         self._progress()
         return True
 
+    def _pace_s(self) -> float:
+        """What a trial costs here, so far: each workload's own mean (a read lays its files out first: on wan 46 s a
+        trial against a write's 31 s) weighed alike, as the plan runs them alike; the plan's own figure before any."""
+        if not self._paces:
+            return self.spec.plan.timing.expected_trial_s()
+        return float(np.mean([np.mean(d) for d in self._paces.values()]))
+
     def _out_of_time(self, runs: Sequence[Run]) -> bool:
         """Whether the search must end for the budget (app.sweep.deadline); said once, when it does."""
         if self._search_cut or self.deadline.budget_s is None:
             return self._search_cut
         plan, workloads = self.spec.plan, spec_workloads(self.spec)
-        trial_s = float(np.mean(self._durations)) if self._durations else plan.timing.expected_trial_s()
+        trial_s = self._pace_s()
         if not self.deadline.search_over(plan, workloads, runs, trial_s, self.spec.goal.p99_max_ms):
             return False
         self._search_cut = True
@@ -571,6 +580,7 @@ class SweepEngine:
             else:
                 self.store.finish_trial(trial_id, TrialState.BROKEN, summary=summary, reason="cancelled during this trial")
             self._durations.append(self.deadline.clock() - t_start)
+            self._paces.setdefault(ask.workload, []).append(self._durations[-1])
             self._done += 1
             cv = summary.get("cv")
             self.bus.publish(TrialFinished(sid, trial_id, dict(config), workload.kind, state.value, value, reason,

@@ -95,3 +95,15 @@ def test_the_search_ends_when_what_is_left_would_no_longer_carry_the_checks() ->
     now[0] += 2.0
     assert deadline.search_over(plan, ("seq_read",), [], 60.0)
     assert not Deadline(None).search_over(plan, ("seq_read",), [], 1e9)  # no budget: the search runs to its end
+
+
+def test_the_pace_weighs_each_workload_alike_and_waits_for_each_to_be_timed(store: Store) -> None:
+    # the wan session's first two trials were reads (46 s, laying their files out first): judged alone they left a
+    # knob out of a plan that then ran in 12 of its 28 minutes
+    choices = PlanChoices(knobs=KNOBS, workloads=("seq_read", "seq_write"), budget_s=1800.0)
+    spec = build_spec(choices, Where("nfs-server", ("client1",), "/srv/nfs"), TODAY)
+    engine = SweepEngine(store, SimulatedHosts(), EventBus(), spec)
+    engine._paces = {"seq_read": [46.0, 46.0], "seq_write": [31.0] * 6}
+    assert engine._pace_s() == 38.5  # not the 34.75 of all trials alike
+    engine._paces = {"seq_read": [460.0, 460.0]}  # far too slow, but the writes are not timed yet
+    assert not engine._refitted(None)  # type: ignore[arg-type]
