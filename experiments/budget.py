@@ -85,14 +85,10 @@ def _leaner(fit: Fit) -> Iterator[Fit]:
         yield fit
     while len(plan.knobs) > 1:
         last = list(plan.knobs)[-1]
-        plan = _without(plan, last)
+        plan = replace(plan, knobs={k: v for k, v in plan.knobs.items() if k != last},
+                       baseline={k: v for k, v in plan.baseline.items() if k != last})  # fmt: skip
         fit = replace(fit, plan=plan, dropped=(*fit.dropped, last))
         yield fit
-
-
-def _without(plan: Plan, knob: str) -> Plan:
-    return replace(plan, knobs={k: v for k, v in plan.knobs.items() if k != knob},
-                   baseline={k: v for k, v in plan.baseline.items() if k != knob})  # fmt: skip
 
 
 def refit(plan: Plan, budget_s: float, trial_s: float) -> tuple[Plan, tuple[str, ...]]:
@@ -104,17 +100,19 @@ def refit(plan: Plan, budget_s: float, trial_s: float) -> tuple[Plan, tuple[str,
     paced = replace(plan, time_budget_s=None, timing=replace(t, setup_s=max(0.0, trial_s - (t.expected_trial_s() - t.setup_s))))
     if estimate_duration(paced).seconds <= PACE_SLACK * budget_s:
         return plan, ()
-    dropped: list[str] = []
-    while len(paced.knobs) > 1 and estimate_duration(paced).seconds > budget_s:
-        last = list(paced.knobs)[-1]
-        paced = _without(paced, last)
-        if len(plan.knobs[last]) > 1:
-            dropped.append(last)
-    if not dropped:
-        return plan, ()
+    searched = plan.searched_knobs()
+    held: list[str] = []
+    while len(searched) > 1 and estimate_duration(paced).seconds > budget_s:
+        held.append(searched.pop())
+        paced = _held(paced, held)
+    return (_held(plan, held), tuple(held)) if held else (plan, ())
+
+
+def _held(plan: Plan, knobs: list[str]) -> Plan:
+    """``plan`` with ``knobs`` held at today's value, not taken out: the runs so far keep matching the
+    configurations to come (a held knob costs the estimate nothing)."""
     today = plan.start_config()
-    # held at today's value, not taken out: the runs so far keep matching the configurations to come
-    return replace(plan, knobs={k: (today[k],) if k in dropped else v for k, v in plan.knobs.items()}), tuple(dropped)
+    return replace(plan, knobs={k: (today[k],) if k in knobs else v for k, v in plan.knobs.items()})
 
 
 def fit(plan: Plan, budget_s: float | None) -> Fit:

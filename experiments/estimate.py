@@ -35,8 +35,7 @@ def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
     today = plan.start_config()
     probes = {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
     screened = 1 + sum(probes.values())
-    # what refinement adds per knob (a knob held at one value is not searched)
-    middles = {k: max(0, len(v) - 1 - probes[k]) for k, v in plan.knobs.items() if len(v) > 1}
+    middles = {k: max(0, len(plan.knobs[k]) - 1 - probes[k]) for k in plan.searched_knobs()}  # what refinement adds
     ranked = sorted(middles.values(), reverse=True)
     moving = max(1, math.ceil(moving_share * len(ranked))) if ranked else 0
     return screened + sum(ranked[:moving]), screened + sum(ranked)
@@ -59,9 +58,9 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
         configs = worst_configs = make_strategy(plan).estimated_configs()
     # the put-back checks measure afresh the candidate and, per knob it changes (planned: the moving share), the
     # candidate with that knob put back; at worst every knob changed, and a second round after one is put back
-    free = [k for k, v in plan.knobs.items() if len(v) > 1]  # a knob held at one value changes nothing
-    changed = max(1, math.ceil(moving_share * len(free))) if free else 0
-    worst_configs += 2 * len(free) + 1
+    searched = len(plan.searched_knobs())
+    changed = max(1, math.ceil(moving_share * searched)) if searched else 0
+    worst_configs += 2 * searched + 1
     # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
     expected_runs = low + (1 if high > low else 0) / 3
     trials = configs * w * expected_runs + checks_trials(changed, w, expected_runs)

@@ -122,6 +122,10 @@ class Plan:
             raise ValueError("need 1 <= min_runs <= max_runs")
         object.__setattr__(self, "knobs", with_baseline(self.knobs, self.baseline))
 
+    def searched_knobs(self) -> list[str]:
+        """The knobs with more than one candidate, in priority order: a knob held at one value is not searched."""
+        return [k for k, v in self.knobs.items() if len(v) > 1]
+
     @property
     def grid_size(self) -> int:
         return math.prod(len(v) for v in self.knobs.values())
