@@ -85,7 +85,10 @@ def interactive_widgets(top: QWidget) -> list[QWidget]:
     window = top.window()
     found = []
     for w in top.findChildren(QWidget):
-        if w.window() is not window or w.focusProxy() is not None or _is_qt_part(w):
+        # Qt's parts first: PySide makes whatever a getter returns the Python child of the widget asked, so a
+        # viewport asked for its focus proxy (the scroll area it belongs to) would become its own parent's
+        # parent, a cycle of wrappers whose collection by the GC segfaults (shiboken 6.11, 6.12)
+        if w.window() is not window or _is_qt_part(w) or w.focusProxy() is not None:
             continue
         tabbable = bool(w.focusPolicy() & Qt.FocusPolicy.TabFocus)
         on_toolbar = isinstance(w, QAbstractButton) and isinstance(w.parentWidget(), QToolBar)

@@ -95,7 +95,7 @@ def to_plan(qtbot, session, tmp_path: Path) -> MainWindow:  # type: ignore[no-un
     measure_baseline(qtbot, baseline)
     assert baseline.ceilings.rowCount() == 4  # two networks, disk read and write
     assert baseline.current.rowCount() == 2
-    assert baseline.plot.client_curves  # the live plot saw the probes
+    qtbot.waitUntil(lambda: bool(baseline.plot.client_curves))  # the live plot saw the probes (at its next tick)
     go_next(qtbot, wizard)
     assert isinstance(wizard.currentPage(), PlanPage)
     return window
