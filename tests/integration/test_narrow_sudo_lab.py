@@ -231,7 +231,7 @@ SWITCH_ATTACKS: dict[str, tuple[list[str], str]] = {
     "a mount from a foreign name": ([H, "mount", "-t", "nfs", "-o", "vers=4.2", "evil.example:/srv", "/mnt/nfs-tuner-x"], ""),
     "unmounting the admin's /mnt/lab": ([H, "umount", "-l", "/mnt/lab"], ""),
     "a mount point climbing to /etc": ([H, "mkdir", "-p", "-m", "0755", "/mnt/nfs-tuner-x/../../etc/cron.d"], ""),
-    "a flood ping": ([H, "ping", "-f", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.213.7.10"], ""),
+    "a flood ping": ([H, "ping", "-f", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1472", "10.213.7.10"], ""),
 }  # fmt: skip
 
 RUNNER = r"""

@@ -275,9 +275,9 @@ def allowed(out: list[str], stdin: str) -> bool:
         return ({"nosuid", "nodev"} <= set(opts) and all(_OPTION.fullmatch(o) for o in opts)
                 and a[4].split(":")[0] in ("nfs1", "nfs2.example") and ".." not in a[4])
     if prog == "ping":
-        return (len(a) == 10 and a[0] == "-n" and a[1] == "-c" and a[3] == "-W" and a[5:8] == ["-M", "do", "-s"]
-                and all(digits.fullmatch(x) for x in (a[2], a[4], a[8])) and int(a[2]) <= 10 and int(a[4]) <= 10
-                and not a[9].startswith("-"))  # fmt: skip
+        return (len(a) == 12 and a[0] == "-n" and a[1] == "-c" and a[3:6] == ["-i", "0.2", "-W"]
+                and a[7:10] == ["-M", "do", "-s"] and all(digits.fullmatch(x) for x in (a[2], a[6], a[10]))
+                and int(a[2]) <= 10 and int(a[6]) <= 10 and not a[11].startswith("-"))  # fmt: skip
     if prog == "ip":
         return (len(a) == 6 and a[:3] == ["link", "set", "dev"] and a[3] in ("eth0", "lo") and a[4] == "mtu"
                 and bool(digits.fullmatch(a[5])) and 576 <= int(a[5]) <= 65535)  # fmt: skip

@@ -144,12 +144,14 @@ def test_the_rendered_helper_runs_as_a_program_and_reports_its_digest(tmp_path: 
 
 
 @pytest.mark.parametrize("argv", [
-    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", "-f"],
-    ["ping", "-n", "-c", "99999", "-W", "2", "-M", "do", "-s", "8972", "10.0.0.1"],
-    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "70000", "10.0.0.1"],
-    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1;id"],
-    ["ping", "-f", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1"],
-    ["ping", "-n", "-c", "2", "-W", "2", "-M", "dont", "-s", "1472", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "8972", "-f"],
+    ["ping", "-n", "-c", "99999", "-i", "0.2", "-W", "2", "-M", "do", "-s", "8972", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "70000", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1;id"],
+    ["ping", "-f", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", "-M", "dont", "-s", "1472", "10.0.0.1"],
+    ["ping", "-n", "-c", "2", "-i", "0.01", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1"],  # a flood by its interval
+    ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", "10.0.0.1"],  # the interval is not left out either
 ])
 def test_only_the_mtu_checks_ping_is_allowed(helper: dict[str, Any], argv: list[str]) -> None:
     with pytest.raises(helper["Refused"]):
@@ -158,7 +160,7 @@ def test_only_the_mtu_checks_ping_is_allowed(helper: dict[str, Any], argv: list[
 
 def test_the_mtu_checks_ping_runs_by_absolute_path(helper: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(helper, "_tool", lambda name: "/usr/bin/" + name)
-    argv = ["ping", "-n", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", "10.213.7.10"]
+    argv = ["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "8972", "10.213.7.10"]
     assert helper["check"](argv) == ["/usr/bin/ping", *argv[1:]]
 
 
