@@ -126,11 +126,10 @@ async def set_link_mtu(
                       for src, dst in ((client_end, server_end), (server_end, client_end))]
         answers = await asyncio.gather(*(df_ping(pool[src.host], dst.address, mtu) for src, dst in directions),
                                        return_exceptions=True)  # each ends within its timeout: none left running
-        for answer in answers:
+        for (src, dst), answer in zip(directions, answers, strict=True):  # judged in order, as one by one
             if isinstance(answer, BaseException):
                 raise answer
-        for (src, dst), ok in zip(directions, answers, strict=True):
-            if not ok:
+            if not answer:
                 raise MtuCheckFailed(
                     f"MTU {mtu} does not pass from {src.host} ({src.iface}) to {dst.host} ({dst.address}, "
                     f"{dst.iface}): a {mtu}-byte don't-fragment ping got no answer, so a switch or NIC on "
