@@ -11,7 +11,7 @@ never a timed assert. The lab's two cores are shared, so run it more than once a
     .venv/bin/python benchmarks/trial_overhead.py --out run.json   # the figures as JSON too
 
 The plan touches every kind of change around a trial: the server's nfsd threads, the MTU
-on both ends (its don't-fragment pings), the test mount (fresh each trial) and readahead on
+on both ends (its don't-fragment pings), the test mount (fresh when a trial changes what it is made under) and readahead on
 its new bdi; every trial drops the caches of every host.
 """
 

@@ -2,13 +2,18 @@
 
 Server knobs and the MTU stay as they are while consecutive trials agree on them (a
 change is reverted, then the new value applied, so the journal never stacks values).
-Clients get a fresh test mount for every trial — mount options only take on a new
-mount, and a fresh one starts with nothing cached — and readahead on its new bdi.
+Clients get a fresh test mount whenever the trial changes something that shapes the mount or its
+connection (mount options only take on a new mount; the MTU, rpc_slots and an nfsd restart act on
+a new connection): every knob but MOUNT_NEUTRAL's. Otherwise the mount stays, with readahead
+changed on its bdi: a remount is about 3 s of a one-CPU client's trial (umount, mkdir, mount, the
+checks after), and the caches a fresh mount would start without are dropped before every trial.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
@@ -28,6 +33,9 @@ from app.sweep.spec import CLIENT_HOST_KNOBS, EXPORT_KNOBS, MOUNT_KNOBS, RESTART
 # The server's held knobs, group by group in the order applied (app.sweep.held): a max_block_size
 # restart brings back the threads it read, and each export option the option list it read.
 # nfsd_min_threads is set with the thread count it reads, so it follows nfsd_threads in the group.
+# What a test mount is not made under: changed on a mounted client's bdi (readahead) or on the server without a
+# restart (the thread counts, the stripe cache). Any other knob's change (and a knob new to a trial) remounts.
+MOUNT_NEUTRAL = frozenset({"read_ahead_kb", "nfsd_threads", "nfsd_min_threads", "stripe_cache_size"})
 SERVER_GROUPS: tuple[tuple[str, ...], ...] = (("mtu",), ("nfsd_threads", "nfsd_min_threads", *RESTARTS), ("stripe_cache_size",),
                                               EXPORT_KNOBS)
 
@@ -51,6 +59,7 @@ class ConfigApplier:
         self.export_client = export_client
         self.held: HeldChanges[Applied] = HeldChanges(journal.revert)  # (host, knob) -> the change set there
         self._clients: dict[str, list[Applied]] = {}
+        self._mounted: dict[str, _Mounted] = {}  # client -> what its test mount was made under, while it stands
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
 
     async def _server_target(self, host: str, knob: str):  # type: ignore[no-untyped-def]
@@ -115,6 +124,9 @@ class ConfigApplier:
             await self._hold(client, (knob,), config, out)
 
     async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
+        if await self._kept(client, config, out):
+            return
+        self._mounted.pop(client, None)
         await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
         held = self._clients[client]
         await self._host_wide_knobs(client, config, out)
@@ -141,13 +153,39 @@ class ConfigApplier:
             mounts = parse_mountinfo(await read_text(conn, "/proc/self/mountinfo")).value  # who pinned it, to name them
             check_nconnect(int(config["nconnect"]), str(taken), other_mounts_of(mounts, address, self.mount_point),
                            client, self.spec.server)
-        if "read_ahead_kb" in config:
-            ra = await self.journal.apply(client, readahead(await mount.bdi(conn)), config["read_ahead_kb"])
+        bdi = await mount.bdi(conn) if "read_ahead_kb" in config else None
+        if bdi is not None:
+            ra = await self.journal.apply(client, readahead(bdi), config["read_ahead_kb"])
             held.append(ra)
             out.effective.setdefault("read_ahead_kb", ra.effective)
         for knob in MOUNT_KNOBS:
             if knob in config:
                 out.effective.setdefault(knob, MountOptions.taken(knob, out.negotiated[client]))
+        self._mounted[client] = _Mounted(_mount_key(config), bdi, dict(out.negotiated[client]),
+                                         {k: out.effective[k] for k in MOUNT_KNOBS if k in config})
+
+    async def _kept(self, client: str, config: Mapping[str, Value], out: Applying) -> bool:
+        """Whether the client's standing test mount serves this trial too (nothing it was made under changed);
+        readahead is then changed on its bdi alone, when its value is another."""
+        mounted, held = self._mounted.get(client), self._clients.get(client, [])
+        if mounted is None or mounted.key != _mount_key(config) or not held:
+            return False
+        ra = held[-1] if held[-1].knob == "read_ahead_kb" else None
+        wanted = config.get("read_ahead_kb")
+        if ra is not None and str(ra.requested) != str(wanted):  # another value, or today's (not in this trial)
+            await self.journal.revert(held.pop())
+            ra = None
+        if wanted is not None and ra is None:
+            if mounted.bdi is None:  # readahead new to the trial: the bdi is read on a fresh mount
+                return False
+            ra = await self.journal.apply(client, readahead(mounted.bdi), wanted)
+            held.append(ra)
+        if ra is not None:
+            out.effective.setdefault("read_ahead_kb", ra.effective)
+        out.negotiated[client] = dict(mounted.negotiated)
+        for knob, value in mounted.effective.items():
+            out.effective.setdefault(knob, value)
+        return True
 
     async def _address(self, client: str) -> str:
         if client not in self._addresses:
@@ -178,6 +216,7 @@ class ConfigApplier:
     async def release_clients(self) -> None:
         """Unmount the test mounts between workloads or at the end, and put the clients' kernel
         settings back (the journal reverts)."""
+        self._mounted.clear()
         for held in self._clients.values():
             await self._revert(held)
         await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)
@@ -187,3 +226,15 @@ class ConfigApplier:
         runs again from the hosts' own settings (a mount or a change left from before would be read as today's)."""
         await self.release_clients()
         await self.held.drop_all()
+
+
+@dataclass(frozen=True)
+class _Mounted:
+    key: tuple[tuple[str, str], ...]  # the trial's values of every knob but MOUNT_NEUTRAL's
+    bdi: str | None  # read only when a trial sets readahead
+    negotiated: dict[str, Any]
+    effective: dict[str, Value]  # the mount knobs' values as the mount took them
+
+
+def _mount_key(config: Mapping[str, Value]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, str(v)) for k, v in config.items() if k not in MOUNT_NEUTRAL))
