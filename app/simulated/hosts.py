@@ -180,6 +180,9 @@ class SimulatedApplier:
         self._clients.clear()
         self.state.mounts.pop(self.mount_point, None)
 
+    def remount_next(self) -> None:
+        pass  # every simulated trial mounts afresh
+
     async def release_clients(self) -> None:
         self._release_mounts()
         await self.held.drop_all(lambda key: key[1] in CLIENT_HOST_KNOBS)

@@ -213,6 +213,9 @@ class ConfigApplier:
             await self._client(client, config, out)
         return out
 
+    def remount_next(self) -> None:
+        self._mounted.clear()
+
     async def release_clients(self) -> None:
         """Unmount the test mounts between workloads or at the end, and put the clients' kernel
         settings back (the journal reverts)."""

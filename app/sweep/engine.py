@@ -575,6 +575,8 @@ class SweepEngine:
             if state == TrialState.BROKEN and reason and reason != SKIPPED and not self.cancel.is_set():
                 lost, reason = await self._blame(sid, trial_id, ask.workload, config, reason, failure)
         finally:
+            if state != TrialState.OK:
+                ctx.applier.remount_next()
             if state == TrialState.OK or reason or not self.cancel.is_set():
                 self.store.finish_trial(trial_id, state, summary=summary, reason=reason)
             else:

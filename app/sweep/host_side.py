@@ -42,6 +42,11 @@ class Applier(Protocol):
 
     async def release_clients(self) -> None: ...
 
+    def remount_next(self) -> None:
+        """After a broken trial: the next trial mounts every client afresh, whatever it shares with this one
+        (a standing mount may hold what the broken trial left: its open files, an agent not yet gone)."""
+        ...
+
     async def release_all(self) -> None:
         """Put back everything held, the server's settings too (after a host came back)."""
         ...

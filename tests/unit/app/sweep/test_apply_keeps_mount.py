@@ -101,3 +101,43 @@ def test_released_clients_mount_afresh(applier) -> None:  # type: ignore[no-unty
     asyncio.run(a.release_clients())
     assert journal.log[-2:] == [("revert", "read_ahead_kb", "128"), ("revert", "test_mount", "rsize=65536")]
     assert trial(a, journal, config) == [("apply", "test_mount", "rsize=65536"), ("apply", "read_ahead_kb", "128")]
+
+
+def test_after_a_broken_trial_the_next_one_mounts_afresh(applier) -> None:  # type: ignore[no-untyped-def]
+    a, journal = applier
+    config = {"rsize": 65536, "read_ahead_kb": 128}
+    trial(a, journal, config)
+    a.remount_next()  # the engine's word after a broken trial: what it left may be on the standing mount
+    assert trial(a, journal, config) == [("revert", "read_ahead_kb", "128"), ("revert", "test_mount", "rsize=65536"),
+                                         ("apply", "test_mount", "rsize=65536"), ("apply", "read_ahead_kb", "128")]
+
+
+def test_the_engine_asks_for_fresh_mounts_after_a_broken_trial_and_only_then(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The real engine over simulated hosts: a trial that breaks while every host answers is followed by fresh
+    mounts; an ok trial keeps them."""
+    from app.events import EventBus
+    from app.session import Role, TuningSession
+    from app.simulated import SimulatedHosts
+    from app.simulated.hosts import SimulatedApplier
+    from app.store import Store
+    from app.sweep.events import TrialFinished
+
+    said: list[str] = []
+    monkeypatch.setattr(SimulatedApplier, "remount_next", lambda self: said.append("remount"))
+    hosts = SimulatedHosts(speed=400.0)
+    hosts.fail_next.append("the agent's files were not where it left them")
+
+    async def trusting(host: str, key: object) -> bool:
+        return True
+
+    async def go() -> None:
+        with Store(tmp_path / "s.db") as store:
+            session = TuningSession(store, hosts, EventBus(), deadman_timeout=1.0)
+            await session.connect("nfs-server", Role.SERVER, trusting)
+            await session.connect("client1", Role.CLIENT, trusting)
+            session.bus.subscribe(lambda e: said.append(e.state), TrialFinished)
+            await session.run(session.plan(session.choices(knobs={"read_ahead_kb": "128, 4096"}, workloads=("seq_read",),
+                                                           strategy="grid", repetitions=2, max_repetitions=2)))
+
+    asyncio.run(go())
+    assert said[:3] == ["remount", "broken", "ok"] and said.count("remount") == 1, said
