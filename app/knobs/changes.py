@@ -5,6 +5,10 @@ hand the restore steps to the host's dead-man switch → make the change → rea
 effective value back → journal entry (applied). ``revert_all`` undoes everything
 newest first and checks that the old values are back. While changes are held, a
 heartbeat keeps each host's switch from firing.
+
+Each host has a lock of its own: its changes, its restore list and its switch go one at a time, while
+different hosts are changed side by side (a trial's clients; both ends of an MTU). ``revert_all`` holds
+every host's lock, taken in one order.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from app.hosts import HostConnection, HostError, HostPool
@@ -71,11 +76,23 @@ class ChangeJournal:
         self.token = token or secrets.token_hex(6)
         self._hosts: dict[str, _HostState] = {}
         self._heartbeat: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = {}  # host -> its lock (the module's docstring)
 
     @property
     def held(self) -> list[Applied]:
         return [h.applied for s in self._hosts.values() for h in s.held]
+
+    def _lock(self, host: str) -> asyncio.Lock:
+        return self._locks.setdefault(host, asyncio.Lock())
+
+    @contextlib.asynccontextmanager
+    async def _every_host(self) -> AsyncIterator[None]:
+        """Every host's lock, one being changed for the first time too, taken in name order (a holder of one
+        lock never waits for another: no two holders can wait on each other)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for host in sorted(self._locks):
+                await stack.enter_async_context(self._lock(host))
+            yield
 
     async def _run(self, conn: HostConnection, step: Step) -> bool:
         """Run one step; whether it succeeded (a failed step that must not fail raises)."""
@@ -122,7 +139,7 @@ class ChangeJournal:
         priv = await conn.privilege()
         if not priv.can_change:
             raise ReadOnlyHost(host, target.spec.name, priv.sudoers_line())
-        async with self._lock:
+        async with self._lock(host):
             old = await target.read(conn)
             jid = self.store.journal_intend(
                 self.session_id, host, target.spec.name, target.target, old, value, detail=f"deadman={self.token}"
@@ -187,7 +204,7 @@ class ChangeJournal:
     async def revert(self, applied: Applied) -> None:
         """Put ``applied`` back; a change no longer held (its switch put it back while the host was away, or it
         was left to the switch) has its journal entry saying so already."""
-        async with self._lock:
+        async with self._lock(applied.host):
             state = self._hosts.get(applied.host)
             held = next((h for h in state.held if h.applied is applied), None) if state is not None else None
             if state is not None and held is not None:
@@ -203,9 +220,9 @@ class ChangeJournal:
         Each change gets REVERT_BOUND seconds: a host that does not answer within it (gone, or frozen with its
         connection up) is named and left to its dead-man switch, and its other changes are not tried."""
         problems: list[str] = []
-        async with self._lock:
+        async with self._every_host():
             left: list[str] = []  # hosts whose switch puts their changes back: never disarmed, no more heartbeats
-            for name, state in self._hosts.items():
+            for name, state in list(self._hosts.items()):
                 for held in reversed(list(state.held)):
                     try:
                         await asyncio.wait_for(self._revert_one(state, held), REVERT_BOUND)
@@ -241,7 +258,7 @@ class ChangeJournal:
         state = self._hosts.get(host)
         if state is None:
             return ""
-        async with self._lock:
+        async with self._lock(host):
             if await state.deadman.alive():
                 return ""
             conn = self.pool[host]
@@ -269,9 +286,9 @@ class ChangeJournal:
         interval = max(1.0, self.deadman_timeout / 6)
         while True:
             await asyncio.sleep(interval)
-            for state in list(self._hosts.values()):
-                if state.stale and not self._lock.locked():  # a change under way rewrites the list itself
-                    async with self._lock:
+            for host, state in list(self._hosts.items()):
+                if state.stale and not self._lock(host).locked():  # a change under way rewrites the list itself
+                    async with self._lock(host):
                         with contextlib.suppress(KnobError, HostError):
                             if state.stale:
                                 await self._sync_restore(state, [])

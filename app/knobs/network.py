@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from app.hosts import HostConnection, HostPool
+from app.hosts.side_by_side import settled
 from app.hosts.remote_args import address as host_address
 from app.hosts.remote_args import interface, ip_address
 from app.knobs.catalog import SPECS
@@ -119,8 +120,11 @@ async def set_link_mtu(
         pairs.append((client_end, server_end))
     applied: list[Applied] = []
     try:
-        for end in ends.values():
-            applied.append(await journal.apply(end.host, MtuTarget(end.iface), mtu))
+        # every end at once (the journal changes different hosts side by side); one that failed is raised once all
+        # have ended, and the ends made are put back below
+        applied, failed = await settled(journal.apply(end.host, MtuTarget(end.iface), mtu) for end in ends.values())
+        if failed is not None:
+            raise failed
         # every direction of every pair at once: each waits on the network, not on the others
         directions = [(src, dst) for client_end, server_end in pairs
                       for src, dst in ((client_end, server_end), (server_end, client_end))]

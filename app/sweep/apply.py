@@ -17,6 +17,7 @@ from typing import Any
 
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
+from app.hosts.side_by_side import side_by_side
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
@@ -209,8 +210,8 @@ class ConfigApplier:
         for group in SERVER_GROUPS:
             if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
                 await self._restarted(out)
-        for client in self.spec.clients:
-            await self._client(client, config, out)
+        # the clients side by side (each its own mount, on its own host), once the server is as the trial wants it
+        await side_by_side(self._client(client, config, out) for client in self.spec.clients)
         return out
 
     def remount_next(self) -> None:
