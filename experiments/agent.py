@@ -26,6 +26,7 @@ import random
 import resource
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -39,6 +40,9 @@ STOP_GRACE_S = 5.0  # how long a stop may wait for an I/O call before the file s
 SLOW_STOP_MAX_S = 120.0  # how long a stop waits for a call on a file system that still answers (a full export)
 PROBE_S = 2.0  # a statvfs slower than this: the file system does not answer
 WORK_PREFIX = ".nfs-tuner-agent-"
+# A read's data set kept on the export from one trial to the next (config keep_data names the directory, beside
+# the agent's own): laid out once, reused while its size holds; the controller removes it at the end of the run.
+KEPT_PREFIX = ".nfs-tuner-kept-"
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -347,6 +351,32 @@ class Ctx(object):
     def path(self, *parts):
         return os.path.join(self.workdir, *parts)
 
+    def lay_out(self, name, size, buf):
+        """The data file ``name`` of ``size`` bytes, laid out (not measured): in the agent's own directory, or in the
+        kept directory (config keep_data), where a file of that size from an earlier trial is used as it is."""
+        keep = self.cfg.get("keep_data")
+        if not keep:
+            path = self.path(name)
+            fill_file(self, path, size, buf)
+            return path
+        path = os.path.join(make_kept_dir(self.cfg), name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == size:
+            self.progress_done += size
+            self.dataset_bytes += size
+            self.extra["data_kept"] = self.extra.get("data_kept", 0) + size
+            return path
+        part = path + ".part"  # renamed once whole: a layout cut short is never taken for a data set
+        fill_file(self, part, size, buf)
+        try:
+            os.rename(part, path)
+        except OSError as exc:
+            raise explain(exc, "naming the data file %s" % path)
+        return path
+
     def begin_run(self):
         """End of preparation: wait for the aligned start, then the clock starts."""
         self.out.emit({"type": "ready", "prepare_s": round(time.monotonic() - self.t_agent, 3)})
@@ -522,6 +552,29 @@ def write_all(fd, buf, n):
     return n
 
 
+def kept_dir(cfg):
+    """The kept data set's directory (config keep_data: a name of ours, beside the agent's own directory)."""
+    name = cfg.get("keep_data")
+    if not isinstance(name, str) or not name.startswith(KEPT_PREFIX) or len(name) > 80 \
+            or not all(c.isalnum() or c in "-_." for c in name) or ".." in name:
+        raise AgentFailure(errno.EINVAL, "config keep_data must be a name starting with %s, not %r" % (KEPT_PREFIX, name))
+    return os.path.join(cfg["dir"], name)
+
+
+def make_kept_dir(cfg):
+    """Make the kept directory, or take the one an earlier trial made: ours (this login's), a directory."""
+    path = kept_dir(cfg)
+    try:
+        os.mkdir(path, 0o700)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise explain(exc, "creating the kept data directory %s" % path)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise AgentFailure(errno.EPERM, "%s is not a directory this login made: remove it, it is not nfs-tuner's" % path)
+    return path
+
+
 def fill_file(ctx, path, size, buf):
     """Lay out a data file for read workloads (not measured), then push it out of the cache."""
     try:
@@ -683,11 +736,9 @@ class SeqRead(object):
         self.bs, self.size, self.jobs = _seq_params(ctx)
 
     def prepare(self, ctx):
-        self.paths = [ctx.path("seqr.%d" % j) for j in range(self.jobs)]
         ctx.progress_total = self.size * self.jobs
         buf = aligned_buffer(FILL_CHUNK, True)
-        for p in self.paths:
-            fill_file(ctx, p, self.size, buf)
+        self.paths = [ctx.lay_out("seqr.%d" % j, self.size, buf) for j in range(self.jobs)]
         if self.reads:  # the first drop stays out of the measured time (fio drops before it starts too)
             ctx.before_read(True)
 
@@ -730,9 +781,8 @@ class RandomIO(object):
         self.seed = param(cfg, "seed", 42, int)
 
     def prepare(self, ctx):
-        self.path_ = ctx.path("rand.0")
         ctx.progress_total = self.size
-        fill_file(ctx, self.path_, self.size, aligned_buffer(FILL_CHUNK, True))
+        self.path_ = ctx.lay_out("rand.0", self.size, aligned_buffer(FILL_CHUNK, True))
         if self.read_share > 0:  # outside the measured time
             ctx.before_read(True)
 
@@ -1738,6 +1788,8 @@ def main(stdin=None, stdout=None):
                 os.mkdir(ctx.workdir, 0o700)
             except OSError as exc:
                 raise explain(exc, "creating the agent's directory in %s" % base)
+            if cfg.get("keep_data"):
+                kept_dir(cfg)  # a name not of ours is refused before the workload starts
         workload = WORKLOADS[mode](ctx)
         out.emit({"type": "hello", "agent_version": AGENT_VERSION, "pid": os.getpid(), "python": "%d.%d.%d" % sys.version_info[:3], "dir": ctx.workdir, "mode": mode})
         if cfg.get("debug_crash") == "main":

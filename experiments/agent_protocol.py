@@ -62,6 +62,7 @@ class AgentSummary:
     time_limit_s: float | None = None
     cut: tuple[str, ...] = ()
     left: int = 0
+    kept: int = 0  # bytes of its data set an earlier trial laid out and this one read as they were (config keep_data)
 
     @property
     def throughput_bps(self) -> float:
@@ -90,7 +91,7 @@ AgentEvent = Sample | HostTelemetry | AgentSummary | AgentError | AgentNotice
 
 _SUMMARY_COUNTS = ("bytes_read", "bytes_written", "ops", "errors")
 _SUMMARY_FLOATS = ("duration", "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "prepare_s", "cpu_s")
-_SUMMARY_READ = ("type", "phases", "python", "lat_hist", "time_limit_s", "cut", "left")  # read apart, not extra
+_SUMMARY_READ = ("type", "phases", "python", "lat_hist", "time_limit_s", "cut", "left", "data_kept")  # read apart, not extra
 _SAMPLE_INTS = ("bytes_read", "bytes_written", "ops", "errors")
 _SAMPLE_FLOATS = ("lat_p50_ms", "lat_p99_ms", "lat_max_ms")
 _TELEMETRY_FLOATS = ("disk_read_bps", "disk_write_bps", "net_rx_bps", "net_tx_bps", "cpu_busy")
@@ -203,7 +204,8 @@ def parse_record(obj: dict[str, Any], client: str) -> AgentEvent:
         return AgentSummary(client=client, phases=phases, python=text(obj.get("python", ""), "python", 256),
                             extra=rest, lat_hist=hist, time_limit_s=None if limit is None else
                             finite(limit, "time_limit_s", 0.0, MAX_T), cut=cut,
-                            left=count(obj.get("left", 0), "left"), **known)  # fmt: skip
+                            left=count(obj.get("left", 0), "left"), kept=count(obj.get("data_kept", 0), "data_kept"),
+                            **known)  # fmt: skip
     if kind == "error":
         err = obj.get("errno")
         return AgentError(text(obj["message"], "message"), None if err is None else count(err, "errno"), client,

@@ -80,6 +80,9 @@ class WorkloadSpec:
 
     kind: ClassVar[str] = ""
     objective: ClassVar[Objective | None] = None
+    # The data files the agent lays out before measuring, by name ("" none): a run may keep them on the export for
+    # the next trial (config keep_data), which then reads what is there; workloads of one name share those files.
+    data_files: ClassVar[str] = ""
 
     interval_s: float = 0.25
     duration_s: float | None = None
@@ -98,8 +101,9 @@ class WorkloadSpec:
 
     def to_agent_config(self, directory: str | None = None, **control: Any) -> dict[str, Any]:
         """The agent's config line. control: start_at, wait_go, hold_files, stall_timeout, pause_before,
-        latency_from (seconds of warm-up whose latencies stay out of the summary's histogram)."""
-        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout", "pause_before", "latency_from"}
+        latency_from (seconds of warm-up whose latencies stay out of the summary's histogram), keep_data (the
+        directory beside the agent's own where its laid-out data stays for the next trial: ``data_files``)."""
+        allowed = {"start_at", "wait_go", "hold_files", "stall_timeout", "pause_before", "latency_from", "keep_data"}
         if unknown := set(control) - allowed:
             raise ValueError(f"unknown agent control options: {sorted(unknown)}")
         cfg: dict[str, Any] = {"mode": self.kind, "interval": self.interval_s}
@@ -157,18 +161,21 @@ class SeqWrite(_Sequential):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeqRead(_Sequential):
     kind: ClassVar[str] = "seq_read"
+    data_files: ClassVar[str] = "seqr"
     objective: ClassVar[Objective | None] = Objective.SEQ_READ
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rewrite(_Sequential):
     kind: ClassVar[str] = "rewrite"
+    data_files: ClassVar[str] = "seqr"
     objective: ClassVar[Objective | None] = Objective.SEQ_WRITE
     fsync: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Random(WorkloadSpec):
+    data_files: ClassVar[str] = "rand"
     block_size: int = 4 * KIB
     file_size: int = 1 * GIB
     io_size: int | None = None  # bytes moved per pass; None: file_size

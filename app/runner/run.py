@@ -48,6 +48,7 @@ class ClientWork:
 
     host: str
     directory: str
+    keep: str = ""  # the directory its laid-out data stays in for the next trial (app.runner.kept_data); "" none
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +230,8 @@ class _Run:
                 self.workers.append(FioHandle(pool[c.host], self.workload, c.directory, self.on_event,
                                               fio=self.fio_paths[c.host], stall_s=stall, latency_from_s=latency_from_s))
                 continue
-            cfg = self.workload.to_agent_config(c.directory, **control)
+            kept = {"keep_data": c.keep} if c.keep and self.workload.data_files else {}
+            cfg = self.workload.to_agent_config(c.directory, **control, **kept)
             self.workers.append(AgentHandle(pool[c.host], cfg, self.on_event, python=python.get(c.host, "python3")))
         observers = [
             AgentHandle(pool[t.host], t.spec.to_agent_config(wait_go=True), self.on_event,

@@ -63,14 +63,20 @@ class Preflight:
 
 
 def data_set_bytes(spec: SweepSpec) -> int:
-    """What one client lays out on the export at most over the plan (a ladder's last step has the most streams)."""
+    """What one client has on the export at most over the plan (a ladder's last step has the most streams): the
+    read data sets it keeps from trial to trial (one per set of data files, app.runner.kept_data), and the largest
+    data set a trial of another workload makes and removes beside them."""
+    kept: dict[str, int] = {}
     most = 0
     for name in spec.plan.workloads:
         workload = spec.workload(name)
         if spec.ladder and hasattr(workload, "jobs"):
             workload = dataclasses.replace(workload, jobs=max(spec.ladder))  # type: ignore[call-arg]
-        most = max(most, workload.data_bytes())
-    return most
+        if workload.data_files and spec.engine != "fio":
+            kept[workload.data_files] = max(kept.get(workload.data_files, 0), workload.data_bytes())
+        else:
+            most = max(most, workload.data_bytes())
+    return sum(kept.values()) + most
 
 
 def space_needed(spec: SweepSpec) -> int:

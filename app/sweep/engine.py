@@ -38,7 +38,7 @@ from app.recommend import save
 from app.recommend.ceilings import cache_answered
 from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
-from app.knobs.deadman import MAX_TIMEOUT
+from app.knobs.deadman import MAX_TIMEOUT, token_of
 from app.knobs.model import KnobError
 from app.knobs.recovery import Pending
 from app.runner import ClientWork, RunError, TelemetryTarget
@@ -78,6 +78,7 @@ from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
 from experiments.samples import Sample
 from experiments.stability import SteadyStateDetector, summarize
+from experiments.workloads import WORKLOAD_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,7 @@ class SweepEngine:
         self._total = 0
         self._topups = 0
         self._applier: Applier | None = None  # the pass under way's, put back before a pass after a lost host
+        self._laid_out = False  # a trial may have kept its read data set on the export since it was last removed
         self.deadline = Deadline(None if spec.ladder or spec.dirs else spec.plan.time_budget_s)  # a study has none
         self._search_cut = False  # the search ended for the budget
         # How to go on when a host stops answering: the CLI stops (resumable); the wizard asks the admin.
@@ -190,6 +192,9 @@ class SweepEngine:
             self.deadline.spent_before_s = sum(t.ended - t.started for t in self.store.trials(sid)
                                                if t.started is not None and t.ended is not None)  # fmt: skip
             self.store.set_session_state(sid, SessionState.RUNNING)
+            self._laid_out = any(isinstance(t.workload, dict) and getattr(WORKLOAD_TYPES.get(str(t.workload.get("kind"))),
+                                                                          "data_files", "")
+                                 for t in self.store.trials(sid))  # an earlier run's kept data: removed by this one
             plans = self.store.plans(sid)
             plan_id = plans[-1].id if plans else None
         self.session_id = sid
@@ -226,6 +231,8 @@ class SweepEngine:
             state = SessionState.CANCELLED
             raise
         finally:
+            with contextlib.suppress(Exception):  # never in the way of putting the hosts back
+                await asyncio.shield(self._forget_kept())
             try:
                 problems = await asyncio.shield(journal.close())
             except Exception as exc:  # the dead-man switches still hold the way back
@@ -280,6 +287,7 @@ class SweepEngine:
         """What the interrupted pass holds goes back before the next pass makes its own changes; what cannot
         is said in its journal entry, and stays for the close (and the hosts' switches)."""
         if self._applier is not None:
+            await self._forget_kept()  # the host is back: through the mounts still standing
             try:
                 await self._applier.release_all()
             except (KnobError, HostError) as exc:
@@ -437,7 +445,30 @@ class SweepEngine:
         if not self.cancel.is_set():  # the steps ended before the estimate's most: every trial there was is done
             self._total = self._done
             self._progress()
+        await self._forget_kept()
         await applier.release_clients()
+
+    def _keep(self, ctx: RunContext, data_files: str, client: str) -> str:
+        """Where ``client`` keeps the data it lays out for the next trial (app.runner.kept_data); "" nothing."""
+        if not data_files:
+            return ""
+        self._laid_out = True
+        return ctx.applier.kept(client)
+
+    async def _forget_kept(self) -> None:
+        """Remove the read data sets kept on the export, while the test mounts stand; what cannot be is said, with
+        the command that removes it."""
+        if not self._laid_out or self._applier is None:
+            return
+        assert self.session_id is not None
+        earlier = {t for e in self.store.journal(self.session_id) if (t := token_of(e.detail)) is not None}
+        try:
+            left = await self._applier.forget_data(sorted(earlier))
+        except (KnobError, HostError, ValueError) as exc:  # a mount point or token the checks refused: said, not raised
+            left = f"the read data sets this run kept on the export were not removed: {exc}"
+        if left:
+            self.bus.publish(Message(Level.WARNING, "A read data set was left on the export", left))
+        self._laid_out = False
 
     async def _run_step(self, ctx: RunContext, step: Step, runs: list[Run]) -> bool:
         """Run ``step`` until it asks for nothing (a search: or its time is up); True when the plan was fitted again
@@ -545,7 +576,8 @@ class SweepEngine:
                 measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
                                    SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
                 result = await self.runner.run(
-                    trial_id, workload, [ClientWork(c, ctx.mount_point) for c in spec.clients], telemetry=ctx.telemetry,
+                    trial_id, workload, [ClientWork(c, ctx.mount_point, self._keep(ctx, workload.data_files, c))
+                                         for c in spec.clients], telemetry=ctx.telemetry,
                     drop_caches_on=[spec.server, *spec.clients],
                     monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end
                     max_s=spec.phased_cap_s if phased else timing.warmup_s + timing.max_measure_s + 5.0,
@@ -564,7 +596,8 @@ class SweepEngine:
                     ended=result.ended, engine=result.engine, start_skew_s=result.start_skew_s, stop_s=result.stop_s,
                     caches_dropped=list(result.caches_dropped), warnings=result.warnings,
                     clients={h: {"throughput_bps": s.throughput_bps, "cache_mode": s.cache_mode, "end": s.end,
-                                 "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms} for h, s in result.summaries.items()},
+                                 "cpu_s": s.cpu_s, "lat_p99_ms": s.lat_p99_ms, "prepare_s": s.prepare_s,
+                                 "data_kept": s.kept} for h, s in result.summaries.items()},
                 )  # fmt: skip
                 state, reason, value = self._judge(result.error, summary, phased, result.ended)
                 failure = result.error

@@ -42,6 +42,16 @@ class Applier(Protocol):
 
     async def release_clients(self) -> None: ...
 
+    def kept(self, client: str) -> str:
+        """The directory ``client``'s read data set stays in from trial to trial (app.runner.kept_data); "" none."""
+        ...
+
+    async def forget_data(self, earlier: Sequence[str] = ()) -> str | None:
+        """Remove the kept data sets, this run's and those of the session's ``earlier`` runs (their journal tokens),
+        while a test mount stands (before the clients are released, and before the journal puts the mounts back);
+        None when gone, else what was left and the command that removes it."""
+        ...
+
     def remount_next(self) -> None:
         """After a broken trial: the next trial mounts every client afresh, whatever it shares with this one
         (a standing mount may hold what the broken trial left: its open files, an agent not yet gone)."""

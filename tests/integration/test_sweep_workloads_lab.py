@@ -72,5 +72,13 @@ def test_every_workload_kind_completes_on_two_clients(lab: LabHandle, tmp_path: 
         assert units["small_files"] == units["tree"] == units["dir_scaling"] == "ops/s"
         assert units["seq_read"] == "B/s"
         assert all(e.state == JournalState.REVERTED for e in store.journal(sid))
+        # the first trial of each set of data files lays it out; the later ones read what is kept on the export
+        # (app.runner.kept_data), every client its own
+        for kinds_sharing in (("seq_read", "rewrite"), ("mixed", "rand_read", "rand_write")):
+            first, *later = sorted((trials[k] for k in kinds_sharing), key=lambda t: t.id)
+            kept = {t.workload["kind"]: [c["data_kept"] for c in t.summary["clients"].values()] for t in [first, *later]}
+            assert kept[first.workload["kind"]] == [0, 0], kept
+            assert all(b == MIB * 32 for t in later for b in kept[t.workload["kind"]]), kept
     for client in ("lab-client1", "lab-client2"):  # nothing left behind on the clients' test mounts
         assert "nfs-tuner" not in lab.run(client, "findmnt -rn -o TARGET").stdout
+    assert "nfs-tuner" not in lab.run("lab-server", "ls -A /srv/nfs").stdout  # nor on the export: the kept data went

@@ -136,6 +136,8 @@ def test_the_knob_listing_shows_the_new_knobs_today() -> None:
 class RecordingJournal:
     """The applier's journal, recording what it applies and reverts (no host touched)."""
 
+    token = "0a1b2c3d4e5f"
+
     def __init__(self) -> None:
         self.log: list[tuple[str, str, str]] = []
 
