@@ -359,7 +359,7 @@ class Ctx(object):
             path = self.path(name)
             fill_file(self, path, size, buf)
             return path
-        path = os.path.join(make_kept_dir(self.cfg), name)
+        path = os.path.join(make_kept_dir(self.cfg, self.workdir), name)
         try:
             st = os.lstat(path)
         except OSError:
@@ -561,8 +561,9 @@ def kept_dir(cfg):
     return os.path.join(cfg["dir"], name)
 
 
-def make_kept_dir(cfg):
-    """Make the kept directory, or take the one an earlier trial made: ours (this login's), a directory."""
+def make_kept_dir(cfg, workdir):
+    """Make the kept directory, or take the one an earlier trial made: a directory owned as the agent's own
+    ``workdir`` is (the login's, or whom the export maps it to: root_squash makes both nobody's)."""
     path = kept_dir(cfg)
     try:
         os.mkdir(path, 0o700)
@@ -570,7 +571,7 @@ def make_kept_dir(cfg):
         if exc.errno != errno.EEXIST:
             raise explain(exc, "creating the kept data directory %s" % path)
     st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.lstat(workdir).st_uid:
         raise AgentFailure(errno.EPERM, "%s is not a directory this login made: remove it, it is not nfs-tuner's" % path)
     return path
 

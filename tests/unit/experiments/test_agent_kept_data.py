@@ -60,3 +60,12 @@ def test_a_kept_name_that_is_not_our_directory_is_refused(python: str, tmp_path:
     run, code = run_to_end(python, {"mode": "seq_read", "dir": str(tmp_path), "file_size": MIB, "keep_data": KEEP})
     assert code == 1 and "is not a directory this login made" in run.of_type("error")[0]["message"]
     assert os.listdir(tmp_path / "elsewhere") == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the directory to another user needs root")
+def test_a_kept_directory_another_user_owns_is_refused(python: str, tmp_path: Path) -> None:
+    (tmp_path / KEEP).mkdir(mode=0o777)
+    os.chown(tmp_path / KEEP, 12345, 12345)  # made by someone else on the export: their files are not our data set
+    run, code = run_to_end(python, {"mode": "seq_read", "dir": str(tmp_path), "file_size": MIB, "keep_data": KEEP})
+    assert code == 1 and "is not a directory this login made" in run.of_type("error")[0]["message"]
+    assert os.listdir(tmp_path / KEEP) == []
