@@ -231,10 +231,8 @@ class SweepEngine:
             state = SessionState.CANCELLED
             raise
         finally:
-            with contextlib.suppress(Exception):  # never in the way of putting the hosts back
-                await asyncio.shield(self._forget_kept())
             try:
-                problems = await asyncio.shield(journal.close())
+                problems = await asyncio.shield(self._close(journal))
             except Exception as exc:  # the dead-man switches still hold the way back
                 problems = [f"reverting failed: {exc}"]
             for p in problems:
@@ -282,6 +280,13 @@ class SweepEngine:
                     "interrupted trial runs again.",
                 ))  # fmt: skip
                 return lost.host
+
+    async def _close(self, journal: Journal) -> list[str]:
+        """The kept read data sets go while the test mounts stand, then the journal puts everything back: one
+        shielded step, so a second interrupt cannot come between them."""
+        with contextlib.suppress(Exception):  # never in the way of putting the hosts back
+            await self._forget_kept()
+        return await journal.close()
 
     async def _release_before_again(self) -> None:
         """What the interrupted pass holds goes back before the next pass makes its own changes; what cannot
