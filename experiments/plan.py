@@ -60,7 +60,9 @@ STRATEGIES = ("guided", "grid", "ofat", "adaptive")
 class Timing:
     """Seconds one trial costs besides measuring, and the measuring bounds."""
 
-    setup_s: float = 20.0  # apply knobs, fresh mount, drop caches on both sides
+    # around the measuring: apply and read back, a mount when one is needed, drop caches, start and stop the agents,
+    # a read's first layout shared by the trials after it; 4-7 s a trial on the lab (docs/lab.md), less on a LAN
+    setup_s: float = 8.0
     warmup_s: float = 5.0
     min_measure_s: float = 15.0  # a steady trial stops here at the earliest
     max_measure_s: float = 60.0  # the cap when it never settles

@@ -152,7 +152,7 @@ def test_the_cli_and_the_wizard_build_the_same_plan_from_the_same_defaults(store
         plan = from_page.plan
         assert (plan.strategy, plan.min_runs, plan.max_runs) == ("guided", 2, 6)
         assert (plan.timing.setup_s, plan.timing.warmup_s, plan.timing.min_measure_s, plan.timing.max_measure_s) \
-            == (20.0, 5.0, 15.0, 60.0)
+            == (8.0, 5.0, 15.0, 60.0)
         assert from_page.export == "/srv/nfs" and from_page.server_address == "nfs-server"
 
     asyncio.run(go())
