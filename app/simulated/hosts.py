@@ -180,11 +180,8 @@ class SimulatedApplier:
         self._clients.clear()
         self.state.mounts.pop(self.mount_point, None)
 
-    def kept(self, client: str) -> str:
-        return ""  # simulated trials lay nothing out
-
-    async def forget_data(self, earlier: Sequence[str] = ()) -> str | None:
-        return None
+    async def forget_data(self, names: Sequence[str], *, avoid: str = "") -> str | None:
+        return None  # simulated trials lay nothing out
 
     def remount_next(self) -> None:
         pass  # every simulated trial mounts afresh

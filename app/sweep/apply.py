@@ -18,7 +18,7 @@ from typing import Any
 from app.facts.parse_storage import parse_mountinfo
 from app.hosts import HostPool
 from app.hosts.side_by_side import side_by_side
-from app.runner.kept_data import KEPT_PREFIX, kept_name, kept_names, remove_kept
+from app.runner.kept_data import remove_kept
 from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
@@ -63,7 +63,6 @@ class ConfigApplier:
         self._clients: dict[str, list[Applied]] = {}
         self._mounted: dict[str, _Mounted] = {}  # client -> what its test mount was made under, while it stands
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
-        self._kept_dirs = {c: kept_name(journal.token, i) for i, c in enumerate(spec.clients)}
 
     async def _server_target(self, host: str, knob: str):  # type: ignore[no-untyped-def]
         if knob == "nfsd_threads":  # through nfsdctl where the server answers it, else /proc
@@ -216,18 +215,9 @@ class ConfigApplier:
         await side_by_side(self._client(client, config, out) for client in self.spec.clients)
         return out
 
-    def kept(self, client: str) -> str:
-        return self._kept_dirs.get(client, "")
-
-    async def forget_data(self, earlier: Sequence[str] = ()) -> str | None:
-        standing = [c for c in self.spec.clients if self._clients.get(c)]  # a client whose test mount stands
-        tokens = sorted({self.journal.token, *earlier})
-        why = await remove_kept(self.pool, standing, self.mount_point, kept_names(tokens, len(self.spec.clients)))
-        if why is None:
-            return None
-        globs = " ".join(f"{self.spec.export.rstrip('/')}/{KEPT_PREFIX}{t}-*" for t in tokens)
-        return (f"the read data sets this session kept on the export were not removed ({why}): remove them on "
-                f"{self.spec.server} with `sudo rm -rf -- {globs}`")
+    async def forget_data(self, names: Sequence[str], *, avoid: str = "") -> str | None:
+        standing = [c for c in self.spec.clients if self._clients.get(c) and c != avoid]  # its test mount stands
+        return await remove_kept(self.pool, standing, self.mount_point, names)
 
     def remount_next(self) -> None:
         self._mounted.clear()

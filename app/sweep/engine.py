@@ -39,6 +39,7 @@ from app.recommend.ceilings import cache_answered
 from app.recommend.context import recommend_session
 from app.recommend.model import Ceilings
 from app.knobs.deadman import MAX_TIMEOUT, token_of
+from app.runner.kept_data import KEPT_PREFIX, kept_name, kept_names
 from app.knobs.model import KnobError
 from app.knobs.recovery import Pending
 from app.runner import ClientWork, RunError, TelemetryTarget
@@ -162,6 +163,9 @@ class SweepEngine:
         self._topups = 0
         self._applier: Applier | None = None  # the pass under way's, put back before a pass after a lost host
         self._laid_out = False  # a trial may have kept its read data set on the export since it was last removed
+        self._first_clients = spec.clients  # the kept data's names number the clients as the session began
+        self._token = ""  # this run's journal's: the kept data's names carry it
+        self._stopped_for = ""  # the host the run stopped for when it went away
         self.deadline = Deadline(None if spec.ladder or spec.dirs else spec.plan.time_budget_s)  # a study has none
         self._search_cut = False  # the search ended for the budget
         # How to go on when a host stops answering: the CLI stops (resumable); the wizard asks the admin.
@@ -214,6 +218,7 @@ class SweepEngine:
         writer = self.store.sample_writer()
         detach = writer.attach(self.bus)
         journal = self.hosts.journal(self.store, sid, deadman_timeout=self.deadman_timeout)
+        self._token = journal.token
         state = SessionState.INTERRUPTED
         problems: list[str] = []
         paused_for = ""
@@ -279,6 +284,7 @@ class SweepEngine:
                     f"When {lost.host} answers again, session {sid} can go on where it stopped, and the "
                     "interrupted trial runs again.",
                 ))  # fmt: skip
+                self._stopped_for = lost.host
                 return lost.host
 
     async def _close(self, journal: Journal) -> list[str]:
@@ -453,26 +459,31 @@ class SweepEngine:
         await self._forget_kept()
         await applier.release_clients()
 
-    def _keep(self, ctx: RunContext, data_files: str, client: str) -> str:
-        """Where ``client`` keeps the data it lays out for the next trial (app.runner.kept_data); "" nothing."""
-        if not data_files:
+    def _keep(self, data_files: str, client: str) -> str:
+        """Where ``client`` keeps the data it lays out for the next trial (app.runner.kept_data); "" nothing. Numbered
+        as the session's clients began, so a client dropped on the way leaves the others their own directories."""
+        if not data_files or client not in self._first_clients:
             return ""
         self._laid_out = True
-        return ctx.applier.kept(client)
+        return kept_name(self._token, self._first_clients.index(client))
 
     async def _forget_kept(self) -> None:
-        """Remove the read data sets kept on the export, while the test mounts stand; what cannot be is said, with
-        the command that removes it."""
-        if not self._laid_out or self._applier is None:
+        """Remove the read data sets kept on the export, this run's and the session's earlier runs', while the test
+        mounts stand; what cannot be is said, with the command that removes it. Not when the run stopped for the
+        server (the removal would wait on it): resuming the session removes them."""
+        if not self._laid_out or self._applier is None or self._stopped_for == self.spec.server:
             return
         assert self.session_id is not None
-        earlier = {t for e in self.store.journal(self.session_id) if (t := token_of(e.detail)) is not None}
+        tokens = {self._token} | {t for e in self.store.journal(self.session_id) if (t := token_of(e.detail)) is not None}
         try:
-            left = await self._applier.forget_data(sorted(earlier))
-        except (KnobError, HostError, ValueError) as exc:  # a mount point or token the checks refused: said, not raised
-            left = f"the read data sets this run kept on the export were not removed: {exc}"
-        if left:
-            self.bus.publish(Message(Level.WARNING, "A read data set was left on the export", left))
+            why = await self._applier.forget_data(kept_names(tokens, len(self._first_clients)), avoid=self._stopped_for)
+        except (KnobError, HostError, ValueError) as exc:  # a name or mount point the checks refused: said, not raised
+            why = str(exc)
+        if why:
+            globs = " ".join(f"{self.spec.export.rstrip('/')}/{KEPT_PREFIX}{t}-*" for t in sorted(tokens))
+            self.bus.publish(Message(Level.WARNING, "A read data set was left on the export",
+                                     f"The read data sets this session kept on the export were not removed ({why}): "
+                                     f"remove them on {self.spec.server} with `sudo rm -rf -- {globs}`"))  # fmt: skip
         self._laid_out = False
 
     async def _run_step(self, ctx: RunContext, step: Step, runs: list[Run]) -> bool:
@@ -581,7 +592,7 @@ class SweepEngine:
                 measure = _Measure(timing.warmup_s, timing.min_measure_s, timing.max_measure_s,
                                    SteadyStateDetector(spec.criteria()), self.skip)  # fmt: skip
                 result = await self.runner.run(
-                    trial_id, workload, [ClientWork(c, ctx.mount_point, self._keep(ctx, workload.data_files, c))
+                    trial_id, workload, [ClientWork(c, ctx.mount_point, self._keep(workload.data_files, c))
                                          for c in spec.clients], telemetry=ctx.telemetry,
                     drop_caches_on=[spec.server, *spec.clients],
                     monitor=(lambda _total: self.skip.is_set()) if phased else measure,  # phases run to their end

@@ -42,14 +42,10 @@ class Applier(Protocol):
 
     async def release_clients(self) -> None: ...
 
-    def kept(self, client: str) -> str:
-        """The directory ``client``'s read data set stays in from trial to trial (app.runner.kept_data); "" none."""
-        ...
-
-    async def forget_data(self, earlier: Sequence[str] = ()) -> str | None:
-        """Remove the kept data sets, this run's and those of the session's ``earlier`` runs (their journal tokens),
-        while a test mount stands (before the clients are released, and before the journal puts the mounts back);
-        None when gone, else what was left and the command that removes it."""
+    async def forget_data(self, names: Sequence[str], *, avoid: str = "") -> str | None:
+        """Remove the kept data directories ``names`` (app.runner.kept_data) through a client whose test mount stands,
+        not ``avoid`` (a host that went away): before the clients are released, and before the journal puts the mounts
+        back; None when gone, else why not."""
         ...
 
     def remount_next(self) -> None:

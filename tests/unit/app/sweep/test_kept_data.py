@@ -15,7 +15,7 @@ import pytest
 
 from app.events import EventBus, Message
 from app.hosts import CommandResult, ConnectionLost
-from app.runner.kept_data import kept_name
+from app.runner.kept_data import kept_name, kept_names
 from app.session import Role, TuningSession
 from app.simulated import SimulatedHosts
 from app.simulated.hosts import SimulatedApplier, SimulatedRunner
@@ -49,12 +49,15 @@ def applier_with(clients: dict[str, Client]) -> ConfigApplier:
     return ConfigApplier(RecordingJournal(), clients, spec, "/mnt/nfs-tuner-7")  # type: ignore[arg-type]
 
 
-def test_each_client_keeps_its_own_directory_named_by_the_runs_journal() -> None:
-    a = applier_with({"c1": Client("c1"), "c2": Client("c2")})
-    assert [a.kept("c1"), a.kept("c2")] == [f".nfs-tuner-kept-{TOKEN}-0", f".nfs-tuner-kept-{TOKEN}-1"]
-    assert a.kept("elsewhere") == ""
+def test_each_client_has_its_own_directory_named_by_the_runs_journal() -> None:
+    assert kept_names(["ffee01", TOKEN], 2) == [f".nfs-tuner-kept-{TOKEN}-0", f".nfs-tuner-kept-{TOKEN}-1",
+                                                ".nfs-tuner-kept-ffee01-0", ".nfs-tuner-kept-ffee01-1"]
     with pytest.raises(ValueError, match="letters and digits"):
         kept_name("0a;rm -rf /", 0)
+
+
+NAMES = kept_names([TOKEN], 2)
+PATHS = [f"/mnt/nfs-tuner-7/{n}" for n in NAMES]
 
 
 def test_the_kept_data_goes_through_a_client_whose_mount_stands_and_the_next_if_it_cannot() -> None:
@@ -62,39 +65,44 @@ def test_the_kept_data_goes_through_a_client_whose_mount_stands_and_the_next_if_
     a = applier_with({"c1": gone, "c2": up})
     for c in ("c1", "c2"):
         asyncio.run(a._client(c, {"rsize": 65536}, Applying()))
-    assert asyncio.run(a.forget_data()) is None
-    paths = [f"/mnt/nfs-tuner-7/.nfs-tuner-kept-{TOKEN}-0", f"/mnt/nfs-tuner-7/.nfs-tuner-kept-{TOKEN}-1"]
-    assert [argv for argv in gone.ran if argv[0] == "rm"] == [["rm", "-rf", "--", *paths]]
-    assert [argv for argv in up.ran if argv[0] == "rm"] == [["rm", "-rf", "--", *paths]]  # c1 could not: c2 did
+    assert asyncio.run(a.forget_data(NAMES)) is None
+    assert [argv for argv in gone.ran if argv[0] == "rm"] == [["rm", "-rf", "--", *PATHS]]
+    assert [argv for argv in up.ran if argv[0] == "rm"] == [["rm", "-rf", "--", *PATHS]]  # c1 could not: c2 did
+    again = Client("c1")
+    b = applier_with({"c1": again, "c2": Client("c2")})
+    for c in ("c1", "c2"):
+        asyncio.run(b._client(c, {"rsize": 65536}, Applying()))
+    assert asyncio.run(b.forget_data(NAMES, avoid="c1")) is None
+    assert not [argv for argv in again.ran if argv[0] == "rm"]  # the host the run stopped for is not asked
 
 
-def test_what_cannot_be_removed_is_said_with_the_command_that_removes_it() -> None:
+def test_why_it_could_not_is_said() -> None:
     a = applier_with({"c1": Client("c1", rm=1)})
-    assert "no client's test mount stands" in (asyncio.run(a.forget_data()) or "")  # nothing mounted: no rm tried
+    assert asyncio.run(a.forget_data(NAMES)) == "no client's test mount stands"  # nothing mounted: no rm tried
     asyncio.run(a._client("c1", {"rsize": 65536}, Applying()))
-    said = asyncio.run(a.forget_data()) or ""
-    assert "Permission denied" in said and f"`sudo rm -rf -- /srv/nfs/.nfs-tuner-kept-{TOKEN}-*`" in said
+    assert "Permission denied" in (asyncio.run(a.forget_data(NAMES)) or "")
 
 
 def test_the_engine_keeps_read_data_only_and_removes_it_once_before_the_clients_are_released(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     kept: list[tuple[str, str]] = []
     said: list[str] = []
+    forgotten: list[str] = []
     real_run = SimulatedRunner.run
 
     async def run(self: SimulatedRunner, trial_id: int, workload: Any, clients: Any, **kw: Any) -> Any:
         kept.extend((workload.kind, c.keep) for c in clients)
         return await real_run(self, trial_id, workload, clients, **kw)
 
-    async def forget(self: SimulatedApplier, earlier: Any = ()) -> str | None:
+    async def forget(self: SimulatedApplier, names: Any, avoid: str = "") -> str | None:
         said.append("forget")
-        return "left /srv/nfs/x: remove it"
+        forgotten.extend(names)
+        return "Permission denied"
 
     async def release(self: SimulatedApplier) -> None:
         said.append("release")
 
     monkeypatch.setattr(SimulatedRunner, "run", run)
-    monkeypatch.setattr(SimulatedApplier, "kept", lambda self, client: f"k-{client}")
     monkeypatch.setattr(SimulatedApplier, "forget_data", forget)
     monkeypatch.setattr(SimulatedApplier, "release_clients", release)
 
@@ -114,17 +122,11 @@ def test_the_engine_keeps_read_data_only_and_removes_it_once_before_the_clients_
             return messages
 
     messages = asyncio.run(go())
-    assert {k for k in kept} == {("seq_read", "k-client1"), ("seq_write", "")}
+    names = {k[1] for k in kept if k[0] == "seq_read"}
+    assert len(names) == 1 and {k for k in kept if k[0] == "seq_write"} == {("seq_write", "")}
+    token = names.pop().removeprefix(".nfs-tuner-kept-").removesuffix("-0")
+    assert forgotten == [f".nfs-tuner-kept-{token}-0"]  # the one client's, named by the run's journal
     assert said[:2] == ["forget", "release"] and said.count("forget") == 1  # said once, not again at the close
     left = [m for m in messages if m.text == "A read data set was left on the export"]
-    assert len(left) == 1 and left[0].detail == "left /srv/nfs/x: remove it"
-
-
-def test_a_resumed_session_removes_its_earlier_runs_kept_data_too() -> None:
-    """A controller that died left its run's kept data; the resumed run knows that run's token from the journal."""
-    client = Client("c1")
-    a = applier_with({"c1": client})
-    asyncio.run(a._client("c1", {"rsize": 65536}, Applying()))
-    assert asyncio.run(a.forget_data(["ffee01"])) is None
-    assert [argv for argv in client.ran if argv[0] == "rm"] == [
-        ["rm", "-rf", "--", f"/mnt/nfs-tuner-7/.nfs-tuner-kept-{TOKEN}-0", "/mnt/nfs-tuner-7/.nfs-tuner-kept-ffee01-0"]]
+    assert len(left) == 1 and "(Permission denied)" in left[0].detail
+    assert left[0].detail.endswith(f"remove them on nfs-server with `sudo rm -rf -- /srv/nfs/.nfs-tuner-kept-{token}-*`")
