@@ -10,6 +10,12 @@ its two cores with whatever else runs, so say what ran beside it.
 
     .venv/bin/python benchmarks/guided_session.py                       # gigabit, wan, hdd, contention
     .venv/bin/python benchmarks/guided_session.py --profile wan --out wan.json
+    .venv/bin/python benchmarks/guided_session.py --profile gigabit --grid   # and the ratio to its grid's best
+
+--grid then measures the session's own plan as an independent grid on the same lab (every combination of
+its knobs' values, on its workloads, both clients, --grid-runs runs each at the session's measuring time or
+10 s, whichever is less) and prints, per workload, the grid's mean at the configuration the session recommends
+over the grid's best mean: the ratio the recommendation reaches (1.00: the grid's best, within its noise).
 
 What the server is for, per profile (it sets the workloads): large files on gigabit and wan, small files on
 hdd, databases on contention.
@@ -30,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.report.session_data import load_session_data  # noqa: E402
-from app.store import Store  # noqa: E402
+from app.store import Store, TrialState  # noqa: E402
 from tests.lab.lab import Lab  # noqa: E402
 
 USES = {"gigabit": "large_files", "wan": "large_files", "hdd": "small_files", "contention": "databases"}
@@ -63,9 +69,46 @@ def one_session(lab: Lab, profile: str, workdir: Path, budget: str) -> dict[str,
         "estimate_s": estimate.get("seconds"), "estimate_trials": estimate.get("trials"),
         "trials": len(trials), "measured_s": measured,
         "knobs": [k["knob"] for k in out["plan"]["knobs"] if k.get("in_plan")],
+        "values": {k["knob"]: k["values"] for k in out["plan"]["knobs"] if k.get("in_plan")},
+        "workloads": out["plan"]["workloads"], "measure_s": out["plan"]["measure_s"],
+        "config": dict(plan.config) if plan is not None else {},
         "changes": plan.change_text() if plan is not None else "", "status": plan.status if plan is not None else "",
         "gain": gain,
     }  # fmt: skip
+
+
+def grid_ratio(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[str, Any]:
+    """The session's plan as an independent grid on the same lab; per workload, the grid's mean at the session's
+    recommended configuration over its best mean (the lab keeps the profile the session ran on)."""
+    db = workdir / f"{row['profile']}-grid.db"
+    argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
+            "--server", "lab-server", "--client", "lab-client1", "--client", "lab-client2", "--strategy", "grid",
+            "--repetitions", str(runs), "--max-repetitions", str(runs), "--budget", "none", "--json",
+            "--duration", str(min(float(row["measure_s"]), 10.0))]  # fmt: skip
+    for knob, values in row["values"].items():
+        argv += ["--knob", f"{knob}={','.join(map(str, values))}"]
+    for workload in row["workloads"]:
+        argv += ["--workload", workload]
+    start = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=6 * 3600)
+    wall = time.monotonic() - start
+    try:
+        sid = int(json.loads(proc.stdout)["session"])
+    except (ValueError, KeyError):
+        return {"grid_error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}", "grid_wall_s": wall}
+    means: dict[str, dict[tuple[tuple[str, str], ...], list[float]]] = {}
+    with Store(db, readonly=True) as store:
+        for t in store.trials(sid, TrialState.OK):
+            if isinstance(t.workload, dict) and isinstance(t.summary, dict) and t.summary.get("mean") is not None:
+                key = tuple(sorted((k, str(v)) for k, v in t.config.items()))
+                means.setdefault(str(t.workload["kind"]), {}).setdefault(key, []).append(float(t.summary["mean"]))
+    chosen = tuple(sorted((k, str(row["config"].get(k))) for k in row["values"]))
+    ratios: dict[str, float | None] = {}
+    for kind, by_config in means.items():
+        mean_of = {key: sum(v) / len(v) for key, v in by_config.items()}
+        best = max(mean_of.values())
+        ratios[kind] = mean_of[chosen] / best if chosen in mean_of and best > 0 else None
+    return {"grid_wall_s": wall, "grid_configs": len(next(iter(means.values()), {})), "ratios": ratios}
 
 
 def _row(r: dict[str, Any]) -> str:
@@ -81,11 +124,21 @@ def _row(r: dict[str, Any]) -> str:
             f"knobs {', '.join(r['knobs']) or '-'}  → {r['changes'] or 'no change'} [{r['status']}], confirmed {said}")
 
 
+def _grid_row(r: dict[str, Any]) -> str:
+    if "grid_error" in r:
+        return f"{r['profile']:<11} grid failed after {r['grid_wall_s'] / 60:.1f} min: {r['grid_error']}"
+    ratios = ", ".join(f"{kind} {'n/a' if x is None else f'{x:.2f}'}" for kind, x in r["ratios"].items())
+    return (f"{r['profile']:<11} grid of its plan: {r['grid_configs']} configurations in {r['grid_wall_s'] / 60:.1f} min; "
+            f"the recommendation's mean over the grid's best: {ratios}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", action="append", choices=list(USES), help="a profile (repeat; default all four)")
     ap.add_argument("--budget", default="30m", help="the session's budget (default 30m, the product's default)")
     ap.add_argument("--out", type=Path, help="also write the rows as JSON")
+    ap.add_argument("--grid", action="store_true", help="after each session, its plan as a grid: the ratio to its best")
+    ap.add_argument("--grid-runs", type=int, default=2, help="runs of each configuration in the grid (default 2)")
     args = ap.parse_args()
     lab = Lab()
     if not lab.is_up():
@@ -98,6 +151,9 @@ def main() -> int:
             for profile in args.profile or list(USES):
                 rows.append(one_session(lab, profile, Path(tmp), args.budget))
                 print(_row(rows[-1]), flush=True)
+                if args.grid and "error" not in rows[-1]:
+                    rows[-1].update(grid_ratio(lab, rows[-1], Path(tmp), args.grid_runs))
+                    print(_grid_row(rows[-1]), flush=True)
     finally:
         lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
     print(f"lab kernel {lab.kernel_name()}; wall = connect to put back; estimate = the plan's, printed before it ran")
