@@ -69,3 +69,12 @@ def test_a_kept_directory_another_user_owns_is_refused(python: str, tmp_path: Pa
     run, code = run_to_end(python, {"mode": "seq_read", "dir": str(tmp_path), "file_size": MIB, "keep_data": KEEP})
     assert code == 1 and "is not a directory this login made" in run.of_type("error")[0]["message"]
     assert os.listdir(tmp_path / KEEP) == []
+
+
+def test_the_agent_and_the_run_name_the_kept_directory_alike() -> None:
+    """The agent is a standalone program on the hosts and cannot import the app: the two prefixes are held together here."""
+    from app.runner.kept_data import KEPT_PREFIX, kept_name
+    from experiments import agent
+
+    assert agent.KEPT_PREFIX == KEPT_PREFIX
+    assert agent.kept_dir({"dir": "/mnt/t", "keep_data": kept_name("0a1b2c", 3)}) == "/mnt/t/.nfs-tuner-kept-0a1b2c-3"
