@@ -312,6 +312,7 @@ class Ctx(object):
         self.end = "done"
         self.failure = None
         self.workdir = None
+        self.kept_path = None  # the kept data directory (config keep_data), once lay_out made or checked it
         self.direct_used = False
         self.cache_modes = []
         self.drop_ok = None
@@ -359,7 +360,9 @@ class Ctx(object):
             path = self.path(name)
             fill_file(self, path, size, buf)
             return path
-        path = os.path.join(make_kept_dir(self.cfg, self.workdir), name)
+        if self.kept_path is None:  # made or checked once: a sequential read's jobs each lay out a file there
+            self.kept_path = make_kept_dir(self.cfg, self.workdir)
+        path = os.path.join(self.kept_path, name)
         try:
             st = os.lstat(path)
         except OSError:

@@ -230,7 +230,7 @@ class _Run:
                 self.workers.append(FioHandle(pool[c.host], self.workload, c.directory, self.on_event,
                                               fio=self.fio_paths[c.host], stall_s=stall, latency_from_s=latency_from_s))
                 continue
-            kept = {"keep_data": c.keep} if c.keep and self.workload.data_files else {}
+            kept = {"keep_data": c.keep} if c.keep else {}  # the agent keeps only what it lays out
             cfg = self.workload.to_agent_config(c.directory, **control, **kept)
             self.workers.append(AgentHandle(pool[c.host], cfg, self.on_event, python=python.get(c.host, "python3")))
         observers = [
