@@ -28,13 +28,21 @@ class DurationEstimate:
     seconds: float  # expected
     worst_seconds: float  # every trial at its cap, max_runs where noise demands, every knob moving
     capped_by_budget: bool
+    # a guided plan's screening alone at its fewest runs: where a session ends whose screening finds nothing worth
+    # a closer look (no refinement, no checks; the lab's sessions mostly); None when the plan has no such step
+    least_seconds: float | None = None
+
+
+def _probes(plan: Plan) -> dict[str, int]:
+    """Per knob, the values a guided plan's screening measures it at besides today's."""
+    today = plan.start_config()
+    return {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
 
 
 def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
     """(expected, worst) configurations of a guided plan's screening and refinement."""
-    today = plan.start_config()
-    probes = {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
-    screened = 1 + sum(probes.values())
+    probes = _probes(plan)
+    screened = 1 + sum(probes.values())  # today's configuration, then each knob at its probes
     middles = {k: max(0, len(plan.knobs[k]) - 1 - probes[k]) for k in plan.searched_knobs()}  # what refinement adds
     ranked = sorted(middles.values(), reverse=True)
     moving = max(1, math.ceil(moving_share * len(ranked))) if ranked else 0
@@ -68,11 +76,13 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
     worst_trials = worst_configs * w * high + 2 * w * MAX_PAIRS
     seconds = trials * plan.timing.expected_trial_s()
     worst = worst_trials * plan.timing.worst_trial_s()
+    least = (1 + sum(_probes(plan).values())) * w * low * plan.timing.expected_trial_s() if plan.strategy == "guided" else None
     capped = plan.time_budget_s is not None and seconds > plan.time_budget_s
     if plan.time_budget_s is not None:
         seconds = min(seconds, plan.time_budget_s)
         worst = min(worst, plan.time_budget_s)
-    return DurationEstimate(configs, math.ceil(trials), seconds, worst, capped)
+    return DurationEstimate(configs, math.ceil(trials), seconds, worst, capped,
+                            None if least is None else min(least, seconds))  # fmt: skip
 
 
 def checks_ahead(plan: Plan, workloads: Sequence[str], runs: Sequence[Run], confidence: float = 0.95,

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.knobs.model import Safety
 from app.session import RunPreview
-from app.vocabulary import duration_text, pace_note, workload_label
+from app.vocabulary import bounds_text, duration_text, pace_note, workload_label
 from ui.focus import tab_moves_on
 from ui.theme import ERROR_COLOUR, SAFETY_COLOURS, emphasize
 
@@ -100,8 +100,8 @@ class RunConfirmation(QDialog):
         red.setColor(QPalette.ColorRole.WindowText, QColor(ERROR_COLOUR))
         self.async_label.setPalette(red)
         self.async_label.setVisible(bool(preview.async_risk))
-        self.estimate = _label(f"{est.trials} trials, about {duration_text(est.seconds)} (at most "
-                               f"{duration_text(est.worst_seconds)}){pace_note(preview.speed)}"
+        self.estimate = _label(f"{est.trials} trials, about {duration_text(est.seconds)} ({bounds_text(est)})"
+                               f"{pace_note(preview.speed)}"
                                + (f": about {duration_text(est.seconds / preview.speed)} here." if preview.speed != 1
                                   else "."), self, "confirmEstimate")  # fmt: skip
         emphasize(self.estimate)

@@ -25,7 +25,7 @@ from app.session.preview import RunPreview
 from app.session.proposal import KnobAdvice, Proposal
 from app.session.uses import DEFAULT_USES, USES, use_label, workloads_of
 from app.sweep.spec import SweepSpec
-from app.vocabulary import duration_text, knob_label, span_text
+from app.vocabulary import bounds_text, duration_text, knob_label, span_text
 from experiments.budget import Fit
 
 REASON_COLUMN = 44  # where a knob's reason starts on its line
@@ -98,7 +98,8 @@ class Planned:
                          "changes": [{"knob": c.knob, "target": c.target, "today": c.today, "values": c.values}
                                      for c in h.changes]} for h in self.preview.hosts],
             "estimate": {"trials": self.fit.estimate.trials, "seconds": self.fit.estimate.seconds,
-                         "worst_seconds": self.fit.estimate.worst_seconds},
+                         "worst_seconds": self.fit.estimate.worst_seconds,
+                         "least_seconds": self.fit.estimate.least_seconds},
         }  # fmt: skip
 
 
@@ -146,7 +147,7 @@ def change_lines(preview: RunPreview) -> list[str]:
 
 def estimate_lines(fit: Fit) -> list[str]:
     est = fit.estimate
-    line = f"Estimate: {est.trials} trials, about {duration_text(est.seconds)} (at most {duration_text(est.worst_seconds)})"
+    line = f"Estimate: {est.trials} trials, about {duration_text(est.seconds)} ({bounds_text(est)})"
     return [line + (f"; {words}" if (words := fit_text(fit)) else "")]
 
 

@@ -74,7 +74,7 @@ from app.vocabulary.knobs import (
     where_text,
 )
 from app.vocabulary.stored import data_text
-from app.vocabulary.times import (DURATION_FORM, TIME_LIMITED, date_text, duration_text, pace_note, parse_duration,
+from app.vocabulary.times import (DURATION_FORM, TIME_LIMITED, bounds_text, date_text, duration_text, pace_note, parse_duration,
                                    planned_text, span_text, time_limited_text)
 from app.vocabulary.workloads import (
     WORKLOAD_ALIASES,
@@ -86,7 +86,7 @@ from app.vocabulary.workloads import (
 )
 
 __all__ = [
-    "about_host", "where_text", "pace_note", "planned_text",
+    "about_host", "where_text", "pace_note", "planned_text", "bounds_text",
     "BYTES", "DURATION_FORM", "GOAL_TITLES", "OPS", "TIME_LIMITED", "WORKLOAD_ALIASES", "WORKLOAD_WORDS", "WorkloadWords", "change_text",
     "coherence_text", "config_text", "data_text", "date_text", "duration_text", "fairness_cell", "figure_text", "gain_text",
     "goal_text", "held_text", "ratio_text", "shares_text", "beyond_noise_text", "clients_note", "fairness_note",

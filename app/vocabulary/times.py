@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 
 from app.vocabulary.figures import MISSING
+from experiments.estimate import DurationEstimate
 
 _UNITS = {"h": 3600.0, "m": 60.0, "min": 60.0, "s": 1.0}
 _PART = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(h|min|m|s)", re.ASCII)
@@ -30,13 +31,23 @@ def span_text(seconds: float) -> str:
     return text.removesuffix(" 00 s") if "min" in text else text
 
 
-def planned_text(seconds: float | None, speed: float = 1.0) -> str:
-    """A planned time: 'about 4 h 30 min'; on hosts that run ``speed`` times faster than real ones (the
-    demo's), both clocks: 'about 4 h 30 min on real hosts; the demo runs 20× faster: about 13 min 30 s here'."""
-    text = f"about {duration_text(seconds)}"
+def planned_text(seconds: float | None, speed: float = 1.0, bounds: str = "") -> str:
+    """A planned time: 'about 4 h 30 min', with ``bounds`` in parentheses after it; on hosts that run ``speed``
+    times faster than real ones (the demo's), both clocks: 'about 4 h 30 min on real hosts; the demo runs 20×
+    faster: about 13 min 30 s here'."""
+    text = f"about {duration_text(seconds)}" + (f" ({bounds})" if bounds else "")
     if speed == 1.0 or seconds is None:
         return text
     return f"{text} on real hosts; the demo runs {speed:g}× faster: about {duration_text(seconds / speed)} here"
+
+
+def bounds_text(est: DurationEstimate) -> str:
+    """What an estimate's parentheses say: 'at most 1 h 49 min'; for a guided plan also where it ends when its
+    screening finds nothing worth a closer look (no refinement, no checks), which is often."""
+    most = f"at most {duration_text(est.worst_seconds)}"
+    if est.least_seconds is None or est.least_seconds >= 0.9 * est.seconds:
+        return most
+    return f"about {duration_text(est.least_seconds)} if the screening finds nothing worth a closer look; {most}"
 
 
 def pace_note(speed: float = 1.0) -> str:

@@ -55,7 +55,9 @@ def test_the_page_opens_on_the_proposal_with_each_reason_under_its_knob(qtbot, s
     assert "round trip: 0.210 ms, a LAN's" in page.diagnosis_label.toolTip()
     assert page.use_box.currentText() == "large files" and page.budget_edit.text() == "30m"
     assert page.choices().budget_s == 1800 and list(page.choices().knobs) == ["stripe_cache_size", "read_ahead_kb"]
-    assert page.estimate.text().startswith("47 trials, about 27 min 36 s on real hosts")
+    assert page.estimate.text().startswith("47 trials, about 27 min 36 s (about 7 min 06 s if the screening finds "
+                                           "nothing worth a closer look; at most ")  # the screening alone: 12 trials
+    assert ") on real hosts; the demo runs " in page.estimate.text()
     assert page.estimate.text().endswith("; to fit 30 min: 30 s measured per trial")
     assert page.isComplete() and _start(window)
     page.checks["stripe_cache_size"].setChecked(False)  # the admin's say; the reason stays

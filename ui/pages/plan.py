@@ -58,7 +58,7 @@ from app.session.choices import DEFAULT_BASELINE_WORKLOADS
 from app.session.proposal import Proposal
 from app.session.study import PLANNED_CREATES_PER_S, STUDY_HELP, StudyKind, as_study
 from app.session.uses import USES, use_label, use_of
-from app.vocabulary import DURATION_FORM, GOAL_TITLES, knob_label, planned_text
+from app.vocabulary import DURATION_FORM, GOAL_TITLES, bounds_text, knob_label, planned_text
 from app.sweep.spec import LOOPING, SweepSpec
 from ui.async_tasks import spawn
 from ui.focus import tab_moves_on
@@ -672,7 +672,8 @@ class PlanPage(Page):
             rate = f" at {PLANNED_CREATES_PER_S:,.0f} creates/s per client" if study.kind is StudyKind.DIRS else ""
             fitted = self.session.fit(choices) if sweep else None
             how = f"; {words}" if fitted is not None and (words := fit_text(fitted)) else ""
-            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed)}{rate}{how}")
+            bounds = bounds_text(est) if est.least_seconds is not None else ""  # a study's steps have no range
+            self.estimate.setText(f"{est.trials} trials, {planned_text(est.seconds, self.session.speed, bounds)}{rate}{how}")
             self._show_reasons(fitted.dropped if fitted is not None else ())
         self.completeChanged.emit()
 

@@ -173,3 +173,31 @@ def test_the_adaptive_search_moves_only_for_gains_beyond_the_plans_noise() -> No
         strategy = make_strategy(plan)
         assert isinstance(strategy, CoordinateStrategy) and strategy.min_gain == noise
         assert strategy._better(102.0, 100.0) == moves
+
+
+def test_a_guided_estimate_spans_a_session_that_finds_nothing_and_one_that_finds_a_knob() -> None:
+    from experiments.steps import plan_steps
+    from experiments.steps import run_offline as run_steps
+
+    knobs = {"stripe_cache_size": (256, 1024), "read_ahead_kb": (128, 1024, 4096, 16384)}
+    plan = Plan(knobs=knobs, workloads=("seq_read", "seq_write"), min_runs=2, max_runs=6,
+                baseline={"stripe_cache_size": 256, "read_ahead_kb": 128}, timing=Timing().measuring(30))  # fmt: skip
+    est = estimate_duration(plan)
+    assert est.least_seconds is not None and est.least_seconds < est.seconds
+    least_trials = est.least_seconds / plan.timing.expected_trial_s()
+    assert least_trials == 12  # today's, stripe at 1024, readahead at 16384; two workloads; twice each
+
+    def flat(ask: object) -> float:  # nothing moves: every run the same figure
+        return 100.0
+
+    def readahead(ask: object) -> float:  # one knob moves the figure well beyond the noise
+        return 100.0 * (1 + int(ask.config["read_ahead_kb"]) / 16384)  # type: ignore[attr-defined]
+
+    nothing = run_steps(plan_steps(plan, plan.workloads), flat)
+    found = run_steps(plan_steps(plan, plan.workloads), readahead)
+    # a session that finds nothing ends at the estimate's lower end; one that finds a knob refines and checks it,
+    # within the expected figure
+    assert len(nothing) == least_trials
+    assert least_trials < len(found) <= est.trials
+    # a fixed design has no such range
+    assert estimate_duration(Plan(knobs=knobs, strategy="grid")).least_seconds is None
