@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from experiments.board import Board, Run
 from experiments.plan import Plan
-from experiments.steps import GUIDED_MIN_RUNS, SEARCH_STEPS, checking, repeat_policy
+from experiments.steps import GUIDED_MIN_RUNS, SEARCH_STEPS, RefineStep, checking, repeat_policy
 from experiments.strategies import make_strategy
 from experiments.verdicts import MAX_PAIRS, MIN_PAIRS, candidate, changed_knobs, probe_values
 
@@ -95,3 +95,27 @@ def checks_ahead(plan: Plan, workloads: Sequence[str], runs: Sequence[Run], conf
                      p99_cap=p99_cap)  # fmt: skip
     changed = len(changed_knobs(cand, today)) if cand is not None else 0
     return checks_trials(max(1, changed), len(w), checking(repeat_policy(plan)).min_runs)
+
+
+def trials_after_screening(plan: Plan, workloads: Sequence[str], runs: Sequence[Run], confidence: float = 0.95,
+                           p99_cap: float | None = None) -> float:  # fmt: skip
+    """Trials a guided plan still expects once its screening has ended, from what it found: the knobs it found
+    moving refined (their middle values, then the other knobs probed again around what that finds) and the
+    candidate's changes checked and confirmed; when nothing moved, only the put-back checks of a lead within the
+    noise, and none when today's settings lead. The plan's own estimate
+    assumed half its knobs would move; the live progress uses this from the screening's end."""
+    w = tuple(workloads)
+    policy = repeat_policy(plan)
+    today = plan.start_config()
+    moving = RefineStep(dict(plan.knobs), today, w, policy, confidence).moving(runs)
+    probes = _probes(plan)
+    # the moving knobs' middle values, then the other knobs probed again around the best the search finds
+    configs = sum(max(0, len(plan.knobs[k]) - 1 - probes[k]) for k in moving) + \
+        (sum(n for k, n in probes.items() if k not in moving) if moving else 0)
+    runs_each = policy.min_runs + (1 if policy.max_runs > policy.min_runs else 0) / 3
+    cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence, p99_cap=p99_cap)
+    changed = len(changed_knobs(cand, today)) if cand is not None else 0
+    checks = checking(policy).min_runs
+    if not moving:  # a lead within the noise: its changes measured afresh and, most likely, all put back unconfirmed
+        return (1 + changed) * len(w) * checks if changed else 0.0
+    return configs * len(w) * runs_each + checks_trials(max(changed, 1), len(w), checks)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from app.facts.model import MountEntry
 from app.hosts import HostConnection
 from app.hosts.remote_args import address as host_address
-from app.knobs.model import KnobError, remote_value
+from app.knobs.model import KnobError, Value, remote_value
 
 NFS_PORT = 2049
 # advmss is the MTU less 40 bytes of IP and TCP headers and, as Linux reports it, the
@@ -119,9 +119,11 @@ def check_mtu(transport: MountTransport, mtu: int, client: str, server: str) -> 
     )
 
 
-def check_fresh(transport: MountTransport, knob: str, client: str, server: str) -> None:
-    """``knob`` sizes a connection when it is made: a test mount riding an older one does not measure it."""
-    if transport.fresh:
+def check_fresh(transport: MountTransport, knob: str, value: Value, today: object, client: str, server: str) -> None:
+    """``knob`` sizes a connection when it is made: a test mount riding an older one does not measure ``value``,
+    unless it is ``today``'s, the value in force when that connection was made (before the sweep, by the
+    admin's own mount)."""
+    if transport.fresh or (today is not None and str(value) == str(today)):
         return
     raise SharedConnection(
         f"{client}'s test mount shares an NFS connection to {server} made before {knob} was set, by another "

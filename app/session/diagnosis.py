@@ -68,6 +68,9 @@ class Observed:
     raid: MdArray | None = None  # the md array under the export
     export: ExportEntry | None = None
     mount: NfsMount | None = None  # the first client's own mount of the export
+    # the clients' own mounts of the export, "client at /mnt/point": a test mount of the same server and version joins
+    # such a mount's connection, made under today's nconnect and slot table (app.knobs.transport)
+    shared_mounts: tuple[str, ...] = ()
     mtu: int | None = None  # the smallest MTU facing the other hosts
     server_nic_mbps: int | None = None
     client_nic_mbps: int | None = None  # the slowest client's
@@ -192,6 +195,7 @@ def observe(server: HostFacts | None, clients: Sequence[HostFacts], export: str,
         flush_s=probes.flush_s if probes else None,
         raid=_raid(server), export=next((e for e in server.exports if e.path == export), None),
         mount=mounts[0] if mounts else None,
+        shared_mounts=tuple(f"{c.host} at {m.mount_point}" for c in clients for m in topology.own_mounts(c, export)),
         mtu=_least([m for m, _ in server_nics] + [m for nics in client_nics for m, _ in nics]),
         server_nic_mbps=server_speed, client_nic_mbps=_least([s for nics in client_nics for _, s in nics]),
         server_cpus=server.cpu_count, server_mem_kb=server.mem_total_kb,

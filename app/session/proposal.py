@@ -189,10 +189,23 @@ def _kernel_at_least(kernel: str, wanted: tuple[int, int]) -> bool:
     return (major, minor) >= wanted
 
 
+def _pinned(c: Context, knob: str, values: tuple[Value, ...]) -> KnobAdvice | None:
+    """Not ticked while a client mounts the export itself: the test mount joins that mount's connection, made under
+    today's value, and a trial at another value is refused (app.knobs.transport)."""
+    if not c.o.shared_mounts:
+        return None
+    more = f" (and {len(c.o.shared_mounts) - 1} more)" if len(c.o.shared_mounts) > 1 else ""
+    return _advice(knob, False, values, f"{c.o.shared_mounts[0]}{more} mounts the export already and a test mount "
+                                        f"shares that connection, so {knob} cannot change for it: unmount it for the "
+                                        f"sweep to try {knob}; not ticked")  # fmt: skip
+
+
 def _nconnect(c: Context) -> KnobAdvice:
     if not all(_kernel_at_least(k, NCONNECT_MIN_KERNEL) for k in c.o.client_kernels if k):
         return _lacking("nconnect", "a client's kernel is older than 5.3")
     values = _around(c.today("nconnect"), [1, 4, 8], 1, 16)
+    if pinned := _pinned(c, "nconnect", values):
+        return pinned
     if c.long_rtt:
         return _advice("nconnect", True, values, f"{c.rtt}: more connections keep more requests in flight", 70)
     if c.o.stream_share is None:
@@ -372,6 +385,8 @@ def _sysctl(knob: str, sysctl: str, rule: Callable[[Context, tuple[Value, ...]],
 
 
 def _rpc_slots(c: Context, values: tuple[Value, ...]) -> KnobAdvice:
+    if pinned := _pinned(c, "rpc_slots", values):
+        return pinned
     if c.long_rtt:
         return _advice("rpc_slots", True, values, f"{c.rtt}: slots bound the requests one connection keeps in flight", 30)
     return _advice("rpc_slots", False, values, "the kernel's default grows as needed: unlikely to matter on a LAN, "

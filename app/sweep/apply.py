@@ -149,7 +149,8 @@ class ConfigApplier:
             if "mtu" in config:
                 check_mtu(transport, int(config["mtu"]), client, self.spec.server)
             if "rpc_slots" in config:
-                check_fresh(transport, "rpc_slots", client, self.spec.server)
+                check_fresh(transport, "rpc_slots", config["rpc_slots"], self.spec.plan.baseline.get("rpc_slots"), client,
+                            self.spec.server)  # fmt: skip
         taken = MountOptions.taken("nconnect", out.negotiated[client])
         if "nconnect" in config and taken is not None and str(taken) != str(config["nconnect"]):
             mounts = parse_mountinfo(await read_text(conn, "/proc/self/mountinfo")).value  # who pinned it, to name them

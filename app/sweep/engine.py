@@ -68,12 +68,12 @@ from app.recommend.runs import BLAMED, INTERRUPTED, REFUSED, p99_of, runs_of, sc
 from app.sweep.figures import phase_figures, phased_problem
 from app.sweep.lost import lost_host
 from app.sweep.deadline import Deadline
-from app.sweep.plan_steps import estimated_trials, spec_steps, workloads as spec_workloads
+from app.sweep.plan_steps import estimated_trials, spec_steps, trials_after, workloads as spec_workloads
 from app.sweep.spec import PHASED, PINNED, SweepSpec, workload_kind
 from app.vocabulary import figure_text, span_text
 from experiments.board import Ask, Run
 from experiments.budget import refit
-from experiments.steps import SEARCH_STEPS, Step
+from experiments.steps import SCREEN, SEARCH_STEPS, Step
 from experiments.fairness import Fairness, run_fairness
 from experiments.latency import Latency, clients_latency
 from experiments.plan import Config
@@ -452,6 +452,9 @@ class SweepEngine:
             if await self._run_step(ctx, steps[index], runs):
                 steps = spec_steps(self.spec)  # fitted again: the same step over fewer knobs, on the runs so far
             else:
+                if steps[index].name == SCREEN:  # what the screening found decides the rest: the progress says so
+                    self._total = self._done + trials_after(self.spec, runs)
+                    self._progress()
                 index += 1
         if not self.cancel.is_set():  # the steps ended before the estimate's most: every trial there was is done
             self._total = self._done

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from app.sweep.spec import PHASED_SIZES, SweepSpec, workload_kind
-from experiments.estimate import estimate_duration
+from experiments.board import Run
+from experiments.estimate import estimate_duration, trials_after_screening
 from experiments.steps import Step, dirs_step, ladder_step, plan_steps
 
 
@@ -26,3 +30,8 @@ def estimated_trials(spec: SweepSpec) -> int:
         return len(spec.ladder or spec.dirs)
     return estimate_duration(spec.plan).trials
 
+
+
+def trials_after(spec: SweepSpec, runs: Sequence[Run]) -> int:
+    """The trials still expected once a guided plan's screening has ended (what it found decides them)."""
+    return math.ceil(trials_after_screening(spec.plan, workloads(spec), runs, p99_cap=spec.goal.p99_max_ms))

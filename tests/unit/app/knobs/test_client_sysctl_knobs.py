@@ -179,9 +179,14 @@ def test_the_snippets_write_sysctl_d_and_modprobe_d_and_the_playbook_applies_bot
 
 # --- the applier -------------------------------------------------------------------------------------
 def test_a_shared_connection_refuses_a_slot_table_trial_with_what_to_do() -> None:
-    check_fresh(MountTransport(True, 1500), "rpc_slots", "c1", "srv")
+    check_fresh(MountTransport(True, 1500), "rpc_slots", 16, 65536, "c1", "srv")
     with pytest.raises(SharedConnection, match=r"applies to new connections only\. Unmount srv's other mounts on c1"):
-        check_fresh(MountTransport(False, 1500), "rpc_slots", "c1", "srv")
+        check_fresh(MountTransport(False, 1500), "rpc_slots", 16, 65536, "c1", "srv")
+    # today's value is the one the shared connection was made under: that trial measures what it says (the lab's
+    # clients mount the export already: every trial at today's slot table was refused, 2026-11-28)
+    check_fresh(MountTransport(False, 1500), "rpc_slots", 65536, 65536, "c1", "srv")
+    with pytest.raises(SharedConnection):
+        check_fresh(MountTransport(False, 1500), "rpc_slots", 65536, None, "c1", "srv")  # today's unknown
 
 
 def test_the_clients_settings_are_held_while_unchanged_and_put_back_at_release() -> None:
