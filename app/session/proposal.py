@@ -239,7 +239,8 @@ def _threads(c: Context) -> KnobAdvice:
 def _min_threads(c: Context) -> KnobAdvice:
     today = c.today("nfsd_min_threads")
     if today is None:
-        return _lacking("nfsd_min_threads", "nfsd's threads do not scale themselves here (Linux 7.0 with nfsdctl)")
+        return _lacking("nfsd_min_threads", "nfsd's threads do not scale themselves here (they do from Linux 7.0, "
+                                              "started by nfsdctl)")
     values = _choices("nfsd_min_threads", today)
     wait = c.o.thread_wait
     if wait is not None and wait >= THREAD_WAITS:

@@ -149,7 +149,8 @@ class ConfigApplier:
             if "mtu" in config:
                 check_mtu(transport, int(config["mtu"]), client, self.spec.server)
             if "rpc_slots" in config:
-                check_fresh(transport, "rpc_slots", config["rpc_slots"], self.spec.plan.baseline.get("rpc_slots"), client,
+                slots = self.held.items((client, "rpc_slots"))  # what it was before the sweep: the shared one's
+                check_fresh(transport, "rpc_slots", config["rpc_slots"], slots[-1].old if slots else None, client,
                             self.spec.server)  # fmt: skip
         taken = MountOptions.taken("nconnect", out.negotiated[client])
         if "nconnect" in config and taken is not None and str(taken) != str(config["nconnect"]):

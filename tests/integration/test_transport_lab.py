@@ -96,3 +96,19 @@ def test_an_nconnect_trial_pinned_by_a_standing_mount_says_so(lab: LabHandle, tm
     assert trial.state == TrialState.BROKEN
     assert f"{CLIENT}'s test mount runs nconnect=1, not 4: lab-server's mount at /mnt/lab" in trial.reason, trial.reason
     assert "nconnect" not in lab.run(CLIENT, "grep ' /mnt/lab ' /proc/mounts").stdout
+
+
+def test_a_slot_table_trial_on_a_shared_connection_is_measured_at_todays_value_only(lab: LabHandle,
+                                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """/mnt/lab's connection was made under the client's slot table of today: a trial at that value measures what
+    it says (every such trial of a guided session was refused before, 2026-11-28), one at another value is refused."""
+    today = int(lab.run(CLIENT, "cat /proc/sys/sunrpc/tcp_max_slot_table_entries").stdout.strip())
+    other = 16 if today != 16 else 128
+    sid, said = _sweep(lab, tmp_path / "slots.db", ceilings=False, knobs={"rpc_slots": (today, other)})
+    assert any(m.text == f"{CLIENT} already mounts lab-server at /mnt/lab" for m in said), said
+    with Store(tmp_path / "slots.db", readonly=True) as store:
+        trials = {str(t.config["rpc_slots"]): t for t in store.trials(sid)}
+    assert trials[str(today)].state == TrialState.OK, trials[str(today)].reason
+    assert trials[str(other)].state == TrialState.BROKEN
+    assert "rpc_slots applies to new connections only" in trials[str(other)].reason
+    assert int(lab.run(CLIENT, "cat /proc/sys/sunrpc/tcp_max_slot_table_entries").stdout.strip()) == today
