@@ -39,6 +39,11 @@ FILL_CHUNK = MIB  # block size used to lay out data sets during preparation
 STOP_GRACE_S = 5.0  # how long a stop may wait for an I/O call before the file system is probed
 SLOW_STOP_MAX_S = 120.0  # how long a stop waits for a call on a file system that still answers (a full export)
 PROBE_S = 2.0  # a statvfs slower than this: the file system does not answer
+# a stop gives up on a file system none of whose probes has answered, late or not, for this long: a dead server. A
+# saturated one answers a statvfs seconds late behind the writes queued on its connection (the lab's contention
+# profile: random writes of two clients, 8 of 20 trials broken at a stop given up after one unanswered probe)
+HANG_S = 20.0
+_last_answer = [0.0]  # when a probe last returned (monotonic), in time or late
 WORK_PREFIX = ".nfs-tuner-agent-"
 # A read's data set kept on the export from one trial to the next (config keep_data names the directory, beside
 # the agent's own): laid out once, reused while its size holds; the controller removes it at the end of the run.
@@ -1524,6 +1529,7 @@ def sample_loop(ctx, telemetry):
     last = None  # end of the last sample; None until the run starts
     stop_seen = None
     grace = STOP_GRACE_S
+    unanswered = None  # since when the file system's probes have gone unanswered
     while True:
         left = next_due - time.monotonic()
         if left > 0:
@@ -1550,10 +1556,16 @@ def sample_loop(ctx, telemetry):
             stop_seen = stop_seen or now
             if now - stop_seen > grace:
                 # a call outlived the grace: wait on while the file system answers (writes failing one by
-                # one on a full export, a saturated disk), give up when it does not (a dead server)
-                if now - stop_seen > SLOW_STOP_MAX_S or not fs_answers(ctx.workdir):
+                # one on a full export, a saturated disk or server), give up when it has not for HANG_S (dead)
+                if now - stop_seen > SLOW_STOP_MAX_S:
                     return False
-                grace = now - stop_seen + STOP_GRACE_S
+                if fs_answers(ctx.workdir) or _last_answer[0] > (unanswered or now):
+                    unanswered = None
+                else:
+                    unanswered = unanswered or now
+                    if time.monotonic() - unanswered > HANG_S:
+                        return False
+                grace = time.monotonic() - stop_seen + STOP_GRACE_S
         if now >= next_due:
             if last is None:  # also a heartbeat: the controller tells a slow layout from a dead host
                 ctx.out.emit({"type": "progress", "phase": "prepare", "done": ctx.progress_done, "total": ctx.progress_total})
@@ -1583,6 +1595,7 @@ def fs_answers(path):
             os.statvfs(path)
         except OSError:
             pass  # an error is an answer too
+        _last_answer[0] = time.monotonic()
         answered.set()
 
     t = threading.Thread(target=probe, name="probe")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import json
 import subprocess
 import threading
@@ -175,6 +176,7 @@ def test_a_stop_waits_on_a_slow_call_while_the_file_system_answers_and_not_on_a_
     monkeypatch.setattr(agent, "STOP_GRACE_S", 0.2)
     monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 1.5)
     monkeypatch.setattr(agent, "PROBE_S", 0.5)
+    monkeypatch.setattr(agent, "HANG_S", 0.4)
     answering, dead = _stuck_ctx(str(tmp_path)), _stuck_ctx(None)  # no directory: nothing to probe
     started = time.monotonic()
     assert agent.sample_loop(answering, False) is False
@@ -186,3 +188,31 @@ def test_a_stop_waits_on_a_slow_call_while_the_file_system_answers_and_not_on_a_
     assert "although the export answers" in agent.stop_failure(answering)
     assert "a file system call hangs" in agent.stop_failure(dead)
     assert agent.fs_answers(str(tmp_path)) and not agent.fs_answers(None)
+
+
+def test_a_stop_waits_on_a_file_system_that_answers_late_and_gives_up_on_one_that_never_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A saturated server answers a statvfs after the probe's wait, behind the writes queued on its connection: late
+    answers keep the stop waiting (to the slow cap), as a hung file system's none do not (given up after HANG_S)."""
+    monkeypatch.setattr(agent, "STOP_GRACE_S", 0.2)
+    monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 2.5)
+    monkeypatch.setattr(agent, "PROBE_S", 0.3)
+    monkeypatch.setattr(agent, "HANG_S", 0.8)
+    real_statvfs = os.statvfs
+    late = threading.Event()  # set: the file system hangs (its statvfs never returns while the test runs)
+
+    def statvfs(path: str) -> os.statvfs_result:
+        if late.is_set():
+            threading.Event().wait(30)
+        time.sleep(0.45)  # answers, but after the probe stopped waiting
+        return real_statvfs(path)
+
+    monkeypatch.setattr(agent.os, "statvfs", statvfs)
+    started = time.monotonic()
+    assert agent.sample_loop(_stuck_ctx(str(tmp_path)), False) is False
+    slow = time.monotonic() - started
+    late.set()
+    started = time.monotonic()
+    assert agent.sample_loop(_stuck_ctx(str(tmp_path)), False) is False
+    hung = time.monotonic() - started
+    assert slow >= 2.5 > hung  # waited on to the cap while late answers came; given up on the silent one
