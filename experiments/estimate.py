@@ -49,6 +49,11 @@ def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
     return screened + sum(ranked[:moving]), screened + sum(ranked)
 
 
+def _expected_runs(low: int, high: int) -> float:
+    # Most configurations meet the stddev limit at their fewest runs; allow one extra run for a third.
+    return low + (1 if high > low else 0) / 3
+
+
 def checks_trials(changed: int, workloads: int, runs: float = GUIDED_MIN_RUNS) -> float:
     """Trials the put-back checks and the confirmation take for a candidate that changes ``changed`` knobs: the
     candidate and each change put back, measured afresh ``runs`` times on every workload, then the pairs."""
@@ -69,8 +74,7 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
     searched = len(plan.searched_knobs())
     changed = max(1, math.ceil(moving_share * searched)) if searched else 0
     worst_configs += 2 * searched + 1
-    # Most configurations meet the stddev limit at min_runs; allow one extra run for a third.
-    expected_runs = low + (1 if high > low else 0) / 3
+    expected_runs = _expected_runs(low, high)
     trials = configs * w * expected_runs + checks_trials(changed, w, expected_runs)
     configs += 1 + changed
     worst_trials = worst_configs * w * high + 2 * w * MAX_PAIRS
@@ -102,8 +106,8 @@ def trials_after_screening(plan: Plan, workloads: Sequence[str], runs: Sequence[
     """Trials a guided plan still expects once its screening has ended, from what it found: the knobs it found
     moving refined (their middle values, then the other knobs probed again around what that finds) and the
     candidate's changes checked and confirmed; when nothing moved, only the put-back checks of a lead within the
-    noise, and none when today's settings lead. The plan's own estimate
-    assumed half its knobs would move; the live progress uses this from the screening's end."""
+    noise, and none when today's settings lead. The plan's own estimate assumed half its knobs would move; the
+    live progress uses this from the screening's end."""
     w = tuple(workloads)
     policy = repeat_policy(plan)
     today = plan.start_config()
@@ -112,7 +116,7 @@ def trials_after_screening(plan: Plan, workloads: Sequence[str], runs: Sequence[
     # the moving knobs' middle values, then the other knobs probed again around the best the search finds
     configs = sum(max(0, len(plan.knobs[k]) - 1 - probes[k]) for k in moving) + \
         (sum(n for k, n in probes.items() if k not in moving) if moving else 0)
-    runs_each = policy.min_runs + (1 if policy.max_runs > policy.min_runs else 0) / 3
+    runs_each = _expected_runs(policy.min_runs, policy.max_runs)
     cand = candidate(Board([r for r in runs if r.step in SEARCH_STEPS], w, policy), today, confidence, p99_cap=p99_cap)
     changed = len(changed_knobs(cand, today)) if cand is not None else 0
     checks = checking(policy).min_runs

@@ -31,7 +31,6 @@ def estimated_trials(spec: SweepSpec) -> int:
     return estimate_duration(spec.plan).trials
 
 
-
 def trials_after(spec: SweepSpec, runs: Sequence[Run]) -> int:
     """The trials still expected once a guided plan's screening has ended (what it found decides them)."""
     return math.ceil(trials_after_screening(spec.plan, workloads(spec), runs, p99_cap=spec.goal.p99_max_ms))
