@@ -189,23 +189,26 @@ def _kernel_at_least(kernel: str, wanted: tuple[int, int]) -> bool:
     return (major, minor) >= wanted
 
 
-def _pinned(c: Context, knob: str, values: tuple[Value, ...]) -> KnobAdvice | None:
-    """Not ticked while a client mounts the export itself: the test mount joins that mount's connection, made under
-    today's value, and a trial at another value is refused (app.knobs.transport)."""
-    if not c.o.shared_mounts:
-        return None
-    more = f" (and {len(c.o.shared_mounts) - 1} more)" if len(c.o.shared_mounts) > 1 else ""
-    return _advice(knob, False, values, f"{c.o.shared_mounts[0]}{more} mounts the export already and a test mount "
-                                        f"shares that connection, so {knob} cannot change for it: unmount it for the "
-                                        f"sweep to try {knob}; not ticked")  # fmt: skip
+def _pinned(rule: Callable[[Context], KnobAdvice]) -> Callable[[Context], KnobAdvice]:
+    """``rule``, its knob not ticked while a client mounts the export itself: the test mount joins that mount's
+    connection, made under today's value, and a trial at another value is refused (app.knobs.transport)."""
+
+    def checked(c: Context) -> KnobAdvice:
+        a = rule(c)
+        if not a.ticked or not c.o.shared_mounts:
+            return a
+        more = f" (and {len(c.o.shared_mounts) - 1} more)" if len(c.o.shared_mounts) > 1 else ""
+        return _advice(a.knob, False, a.values, f"{c.o.shared_mounts[0]}{more} mounts the export already and a test "
+                                                f"mount shares that connection, so {a.knob} cannot change for it: "
+                                                f"unmount it for the sweep to try {a.knob}; not ticked")  # fmt: skip
+
+    return checked
 
 
 def _nconnect(c: Context) -> KnobAdvice:
     if not all(_kernel_at_least(k, NCONNECT_MIN_KERNEL) for k in c.o.client_kernels if k):
         return _lacking("nconnect", "a client's kernel is older than 5.3")
     values = _around(c.today("nconnect"), [1, 4, 8], 1, 16)
-    if pinned := _pinned(c, "nconnect", values):
-        return pinned
     if c.long_rtt:
         return _advice("nconnect", True, values, f"{c.rtt}: more connections keep more requests in flight", 70)
     if c.o.stream_share is None:
@@ -386,8 +389,6 @@ def _sysctl(knob: str, sysctl: str, rule: Callable[[Context, tuple[Value, ...]],
 
 
 def _rpc_slots(c: Context, values: tuple[Value, ...]) -> KnobAdvice:
-    if pinned := _pinned(c, "rpc_slots", values):
-        return pinned
     if c.long_rtt:
         return _advice("rpc_slots", True, values, f"{c.rtt}: slots bound the requests one connection keeps in flight", 30)
     return _advice("rpc_slots", False, values, "the kernel's default grows as needed: unlikely to matter on a LAN, "
@@ -415,12 +416,12 @@ RULES: dict[str, Callable[[Context], KnobAdvice]] = {
     "rsize": _block_size("rsize", READS, "read"),
     "wsize": _block_size("wsize", (*LARGE_WRITES, *SMALL_WRITES), "write"),
     "nfsvers": _nfsvers,
-    "nconnect": _nconnect,
+    "nconnect": _pinned(_nconnect),
     "nocto": _coherence("nocto"),
     "actimeo": _coherence("actimeo"),
     "dirty_bytes": _sysctl("dirty_bytes", "vm.dirty_bytes", _dirty("dirty_bytes")),
     "dirty_background": _sysctl("dirty_background", "vm.dirty_background_bytes", _dirty("dirty_background")),
-    "rpc_slots": _sysctl("rpc_slots", "sunrpc.tcp_max_slot_table_entries", _rpc_slots),
+    "rpc_slots": _pinned(_sysctl("rpc_slots", "sunrpc.tcp_max_slot_table_entries", _rpc_slots)),
     "read_ahead_kb": _read_ahead,
     "mtu": _mtu,
 }
