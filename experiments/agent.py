@@ -39,9 +39,11 @@ FILL_CHUNK = MIB  # block size used to lay out data sets during preparation
 STOP_GRACE_S = 5.0  # how long a stop may wait for an I/O call before the file system is probed
 SLOW_STOP_MAX_S = 120.0  # how long a stop waits for a call on a file system that still answers (a full export)
 PROBE_S = 2.0  # a statvfs slower than this: the file system does not answer
-# a stop gives up on a file system none of whose probes has answered, late or not, for this long: a dead server. A
-# saturated one answers a statvfs seconds late behind the writes queued on its connection (the lab's contention
-# profile: random writes of two clients, 8 of 20 trials broken at a stop given up after one unanswered probe)
+# a stop gives up on a file system that for this long neither answered a probe, late or not, nor took any of the
+# host's dirty pages: a dead server. A saturated one answers a statvfs seconds late, or not before the client's
+# dirty pages have gone, behind the writes queued on its connection (the lab's contention profile: random writes
+# of two clients, 8 of 20 trials broken at a stop given up after one unanswered probe, then 3 of 17 whose stop
+# waited 28 s on a flush, the server answering all along)
 HANG_S = 20.0
 _last_answer = [0.0]  # when a probe last returned (monotonic), in time or late
 WORK_PREFIX = ".nfs-tuner-agent-"
@@ -1530,6 +1532,7 @@ def sample_loop(ctx, telemetry):
     stop_seen = None
     grace = STOP_GRACE_S
     unanswered = None  # since when the file system's probes have gone unanswered
+    pending = None  # the host's dirty and writeback memory at the last probe
     while True:
         left = next_due - time.monotonic()
         if left > 0:
@@ -1559,7 +1562,9 @@ def sample_loop(ctx, telemetry):
                 # one on a full export, a saturated disk or server), give up when it has not for HANG_S (dead)
                 if now - stop_seen > SLOW_STOP_MAX_S:
                     return False
-                if fs_answers(ctx.workdir) or _last_answer[0] > (unanswered or now):
+                was, pending = pending, unwritten_kb()
+                draining = None not in (was, pending) and pending < was
+                if fs_answers(ctx.workdir) or draining or _last_answer[0] > (unanswered or now):
                     unanswered = None
                 else:
                     unanswered = unanswered or now
@@ -1582,6 +1587,17 @@ def sample_loop(ctx, telemetry):
             next_due += ctx.interval
             if next_due <= now:
                 next_due = now + ctx.interval
+
+
+def unwritten_kb():
+    """This host's dirty and writeback memory in KiB (/proc/meminfo; None where unreadable): while it shrinks,
+    a server is taking the client's writes."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return sum(int(fields[k].split()[0]) for k in ("Dirty", "Writeback") if k in fields)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def fs_answers(path):

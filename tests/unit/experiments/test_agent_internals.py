@@ -177,6 +177,7 @@ def test_a_stop_waits_on_a_slow_call_while_the_file_system_answers_and_not_on_a_
     monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 1.5)
     monkeypatch.setattr(agent, "PROBE_S", 0.5)
     monkeypatch.setattr(agent, "HANG_S", 0.4)
+    monkeypatch.setattr(agent, "unwritten_kb", lambda: 1000)  # no dirty pages drain (this machine's own may)
     answering, dead = _stuck_ctx(str(tmp_path)), _stuck_ctx(None)  # no directory: nothing to probe
     started = time.monotonic()
     assert agent.sample_loop(answering, False) is False
@@ -198,6 +199,7 @@ def test_a_stop_waits_on_a_file_system_that_answers_late_and_gives_up_on_one_tha
     monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 2.5)
     monkeypatch.setattr(agent, "PROBE_S", 0.3)
     monkeypatch.setattr(agent, "HANG_S", 0.8)
+    monkeypatch.setattr(agent, "unwritten_kb", lambda: 1000)
     real_statvfs = os.statvfs
     late = threading.Event()  # set: the file system hangs (its statvfs never returns while the test runs)
 
@@ -216,3 +218,25 @@ def test_a_stop_waits_on_a_file_system_that_answers_late_and_gives_up_on_one_tha
     assert agent.sample_loop(_stuck_ctx(str(tmp_path)), False) is False
     hung = time.monotonic() - started
     assert slow >= 2.5 > hung  # waited on to the cap while late answers came; given up on the silent one
+
+
+def test_a_stop_waits_on_a_client_whose_dirty_pages_drain_though_no_probe_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A flush at the end of random writes to a saturated server: every statvfs waits behind it, but the host's
+    dirty pages shrink, so the server is taking writes; when they stop shrinking and nothing answers, it is not."""
+    monkeypatch.setattr(agent, "STOP_GRACE_S", 0.2)
+    monkeypatch.setattr(agent, "SLOW_STOP_MAX_S", 2.0)
+    monkeypatch.setattr(agent, "PROBE_S", 0.1)
+    monkeypatch.setattr(agent, "HANG_S", 0.6)
+    monkeypatch.setattr(agent, "fs_answers", lambda path: False)
+    left = iter(range(10**6, 0, -1000))
+    monkeypatch.setattr(agent, "unwritten_kb", lambda: next(left))
+    started = time.monotonic()
+    assert agent.sample_loop(_stuck_ctx(str(tmp_path)), False) is False
+    draining = time.monotonic() - started
+    monkeypatch.setattr(agent, "unwritten_kb", lambda: 5000)
+    started = time.monotonic()
+    assert agent.sample_loop(_stuck_ctx(str(tmp_path)), False) is False
+    stuck = time.monotonic() - started
+    assert draining >= 2.0 > stuck  # waited on to the cap while pages drained; given up on a standstill
+    assert agent.unwritten_kb() is not None  # this host's /proc/meminfo reads
