@@ -39,14 +39,14 @@ def _probes(plan: Plan) -> dict[str, int]:
     return {k: len(probe_values(v, today[k])) for k, v in plan.knobs.items()}
 
 
-def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int]:
-    """(expected, worst) configurations of a guided plan's screening and refinement."""
+def _guided_configs(plan: Plan, moving_share: float) -> tuple[int, int, int]:
+    """(screened, expected, worst) configurations of a guided plan: its screening, and with its refinement."""
     probes = _probes(plan)
     screened = 1 + sum(probes.values())  # today's configuration, then each knob at its probes
     middles = {k: max(0, len(plan.knobs[k]) - 1 - probes[k]) for k in plan.searched_knobs()}  # what refinement adds
     ranked = sorted(middles.values(), reverse=True)
     moving = max(1, math.ceil(moving_share * len(ranked))) if ranked else 0
-    return screened + sum(ranked[:moving]), screened + sum(ranked)
+    return screened, screened + sum(ranked[:moving]), screened + sum(ranked)
 
 
 def _expected_runs(low: int, high: int) -> float:
@@ -64,8 +64,9 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
     """What the plan will cost; cheap enough to call on every edit in the plan page."""
     w = len(plan.workloads)
     low, high = plan.min_runs, plan.max_runs
+    screened: int | None = None  # a fixed design has no screening to end at
     if plan.strategy == "guided":
-        configs, worst_configs = _guided_configs(plan, moving_share)
+        screened, configs, worst_configs = _guided_configs(plan, moving_share)
         low, high = max(low, GUIDED_MIN_RUNS), max(high, GUIDED_MIN_RUNS)  # as experiments.steps runs it
     else:
         configs = worst_configs = make_strategy(plan).estimated_configs()
@@ -80,7 +81,7 @@ def estimate_duration(plan: Plan, moving_share: float = MOVING_SHARE) -> Duratio
     worst_trials = worst_configs * w * high + 2 * w * MAX_PAIRS
     seconds = trials * plan.timing.expected_trial_s()
     worst = worst_trials * plan.timing.worst_trial_s()
-    least = (1 + sum(_probes(plan).values())) * w * low * plan.timing.expected_trial_s() if plan.strategy == "guided" else None
+    least = None if screened is None else screened * w * low * plan.timing.expected_trial_s()
     capped = plan.time_budget_s is not None and seconds > plan.time_budget_s
     if plan.time_budget_s is not None:
         seconds = min(seconds, plan.time_budget_s)
