@@ -151,14 +151,15 @@ class ChangeJournal:
             held = _Held(applied, target, [] if unchanged else target.restore_steps(old))
             try:
                 state = await self._host(conn)
-                await self._sync_restore(state, [held])
+                if not unchanged:  # nothing made, nothing to put back: the switch's list stays as it is
+                    await self._sync_restore(state, [held])
             except (KnobError, HostError) as exc:
                 self.store.journal_update(jid, JournalState.DISMISSED, f"not made: {exc}")
                 raise
             try:
                 for step in [] if unchanged else target.set_steps(value):
                     await self._run(conn, step)
-                applied.effective = await target.read(conn)
+                applied.effective = old if unchanged else await target.read(conn)
             except (KnobError, HostError) as exc:
                 self.store.journal_update(jid, JournalState.FAILED, with_token(self.token, str(exc)))
                 state.held.append(held)
@@ -187,8 +188,9 @@ class ChangeJournal:
                 errors.append(str(exc))
                 done = False
         back: Value | None = None
-        with contextlib.suppress(KnobError, HostError):
-            back = await held.target.read(conn)
+        if held.restore:  # a change made: read that it is back (a value left as it was has nothing to check)
+            with contextlib.suppress(KnobError, HostError):
+                back = await held.target.read(conn)
         if back is not None and str(back) != str(held.applied.old) and not errors:
             errors.append(f"{held.applied.knob} reads {back} after revert, expected {held.applied.old}")
         state.held.remove(held)
@@ -244,6 +246,7 @@ class ChangeJournal:
     def _left_to_switch(self, state: _HostState, exc: BaseException) -> str:
         """A host that stopped answering while its changes were put back: what is left, and who puts it back."""
         host = state.deadman.conn.name
+        state.deadman.let_go()
         seen = "did not answer within %.0f s" % REVERT_BOUND if isinstance(exc, TimeoutError) else f"was lost ({exc})"
         why = (f"{host} {seen} while its changes were put back; its dead-man switch puts them back within "
                f"{self.deadman_timeout:.0f} s of the last heartbeat (`nfs-tuner journal` checks)")
@@ -276,6 +279,7 @@ class ChangeJournal:
                         back += 1
             with contextlib.suppress(KnobError, HostError):
                 await forget(conn, self.token)
+            state.deadman.let_go()  # its writer wrote to the switch that fired: the new one gets its own
             state.deadman = DeadMan(conn, self.token, self.deadman_timeout)
             await state.deadman.arm()
             await self._sync_restore(state, [])

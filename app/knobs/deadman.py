@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 from importlib import resources
 from typing import Any
 
-from app.hosts import CommandResult, HostConnection
+from app.hosts import CommandResult, HostConnection, HostError
+from app.hosts.errors import CommandTimeout
+from app.hosts.privilege import Privilege
+from app.hosts.process import RemoteProcess
 from app.knobs.model import KnobError
 
 DEFAULT_TIMEOUT = 60.0
+WRITE_BOUND = 30.0  # seconds a restore list's write may take before its host counts as not answering
+BEAT_BOUND = 15.0
 # The range an admin may choose: under 10 s a slow heartbeat over a busy link could fire a
 # switch under a live run; over 10 min a lost controller leaves a host tuned too long.
 MIN_TIMEOUT = 10
@@ -49,14 +56,80 @@ def state_dir(token: str) -> str:
     return f"{STATE_ROOT}/{token}"
 
 
+def _program(priv: Privilege) -> list[str]:
+    # Under the narrow sudoers rule the helper runs its own built-in copy of the switch.
+    # -I -S: no environment, user site or site module (root's python, and half the start-up time).
+    return ["deadman"] if priv.via_helper else ["python3", "-I", "-S", "-c", _source()]
+
+
 async def _switch(conn: HostConnection, verb: str, d: str, *args: str, input: str | None = None,
                   timeout: float | None = 30) -> CommandResult:  # fmt: skip
     """One verb of the host's switch program, run as root (deadman_host.py)."""
     priv = await conn.privilege()
-    # Under the narrow sudoers rule the helper runs its own built-in copy of the switch.
-    # -I -S: no environment, user site or site module (root's python, and half the start-up time).
-    program = ["deadman"] if priv.via_helper else ["python3", "-I", "-S", "-c", _source()]
-    return await conn.run([*program, verb, d, *args], sudo=not priv.is_root, input=input, timeout=timeout)
+    return await conn.run([*_program(priv), verb, d, *args], sudo=not priv.is_root, input=input, timeout=timeout)
+
+
+class _Writer:
+    """The switch's ``serve`` on one host: a single process for a run's restore lists (and beats), started at the
+    first write, instead of a python start for each (0.5 s of a one-CPU host, several times a trial). A host
+    whose switch or helper has no ``serve`` (one installed before it) is written to by the one-shot verbs."""
+
+    def __init__(self, conn: HostConnection, d: str) -> None:
+        self.conn = conn
+        self.dir = d
+        self._proc: RemoteProcess | None = None
+        self._unavailable = False
+        self._lock = asyncio.Lock()  # one line and its answer at a time: answers carry no id
+
+    @property
+    def serving(self) -> bool:
+        return self._proc is not None
+
+    async def send(self, line: str, timeout: float) -> str | None:
+        """The switch's answer to ``line`` (``ok``, or ``refused: why`` / ``failed: why``); None when this host
+        cannot serve (the one-shot verbs then)."""
+        async with self._lock:
+            if self._unavailable:
+                return None
+            if self._proc is None:
+                priv = await self.conn.privilege()
+                self._proc = await self.conn.start([*_program(priv), "serve", self.dir, "restore.json"],
+                                                   sudo=not priv.is_root)  # fmt: skip
+            proc = self._proc
+            try:
+                answer = await asyncio.wait_for(self._exchange(proc, line), timeout)
+            except TimeoutError:
+                self.stop()
+                raise CommandTimeout(self.conn.name, "writing the dead-man switch's restore list", timeout) from None
+            except BaseException:  # lost, or cancelled between a line and its answer: never read a stale answer
+                self.stop()
+                raise
+            if not answer.endswith("\n"):  # it ended: `serve` refused (an older switch or helper), or it died
+                self.stop()
+                self._unavailable = True
+                return None
+            return answer.strip()
+
+    @staticmethod
+    async def _exchange(proc: RemoteProcess, line: str) -> str:
+        await proc.write(line + "\n")
+        return await proc.readline()
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc = None
+
+    async def close(self) -> None:
+        """End it as it ends by itself: stdin closed; a host that does not let it go within 5 s has it stopped."""
+        async with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is None:
+                return
+            proc.write_eof()
+            with contextlib.suppress(HostError):
+                await proc.wait(timeout=5)
+            proc.terminate()
 
 
 def _refusal(result: CommandResult) -> str:
@@ -70,6 +143,7 @@ class DeadMan:
         self.timeout = timeout
         self.dir = state_dir(token)
         self.pid: int | None = None
+        self._writer = _Writer(conn, self.dir)
 
     async def arm(self) -> None:
         result = await _switch(self.conn, "arm", self.dir, f"{self.timeout:g}")
@@ -83,22 +157,34 @@ class DeadMan:
 
     async def set_restore(self, entries: list[dict[str, Any]]) -> None:
         """Hand the host its way back before each change is made."""
-        result = await _switch(self.conn, "write", self.dir, "restore.json", input=json.dumps(entries))
-        if not result.ok:
-            raise KnobError(f"could not update the dead-man switch on {self.conn.name}: {_refusal(result)}")
+        data = json.dumps(entries)  # one line: JSON strings escape their newlines
+        answer = await self._writer.send(data, WRITE_BOUND)
+        if answer is None:
+            result = await _switch(self.conn, "write", self.dir, "restore.json", input=data, timeout=WRITE_BOUND)
+            answer = "ok" if result.ok else _refusal(result)
+        if answer != "ok":
+            raise KnobError(f"could not update the dead-man switch on {self.conn.name}: {answer}")
 
     async def beat(self) -> None:
+        if self._writer.serving and await self._writer.send("beat", BEAT_BOUND) == "ok":
+            return
         priv = await self.conn.privilege()
         if priv.via_helper:  # the narrow rule allows the helper's verbs only
-            await _switch(self.conn, "beat", self.dir, timeout=15)
+            await _switch(self.conn, "beat", self.dir, timeout=BEAT_BOUND)
             return
         # A root or full-sudo login refreshes the heartbeat without a python start: on the lab's guests 0.2 s of
         # a host's CPU instead of 0.9 s, four times a trial, beside the workload. -c: a heartbeat file gone stays
         # gone (the switch reads that as silence); -h: never through a link (only root writes the directory).
-        await self.conn.run(["touch", "-c", "-h", f"{self.dir}/heartbeat"], sudo=not priv.is_root, timeout=15)
+        await self.conn.run(["touch", "-c", "-h", f"{self.dir}/heartbeat"], sudo=not priv.is_root, timeout=BEAT_BOUND)
 
     async def disarm(self) -> None:
+        await self._writer.close()
         await _switch(self.conn, "disarm", self.dir, timeout=15)
+
+    def let_go(self) -> None:
+        """Stop writing to this switch (its host is lost, or a new switch replaces it): its writer's channel
+        is closed, the switch itself is left to fire."""
+        self._writer.stop()
 
     async def alive(self) -> bool:
         return self.pid is not None and (await _switch(self.conn, "pending", self.dir)).ok

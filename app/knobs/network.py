@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from app.hosts import HostConnection, HostPool
-from app.hosts.side_by_side import settled
+from app.hosts.side_by_side import settled, side_by_side
 from app.hosts.remote_args import address as host_address
 from app.hosts.remote_args import interface, ip_address
 from app.knobs.catalog import SPECS
@@ -101,23 +101,33 @@ async def df_ping(conn: HostConnection, address: str, mtu: int) -> bool:
     return result.ok
 
 
-async def set_link_mtu(
-    journal: ChangeJournal, pool: HostPool, server: str, server_address: str, clients: list[str], mtu: int
-) -> list[Applied]:
-    """Set ``mtu`` on the server's and each client's interface facing each other."""
-    problem = SPECS["mtu"].validity.problem(mtu)
-    if problem:
-        raise InvalidValue(f"MTU: {problem}")
-    ends: dict[str, PathEnd] = {}
-    pairs: list[tuple[PathEnd, PathEnd]] = []
-    for client in clients:
+async def link_paths(pool: HostPool, server: str, server_address: str, clients: list[str]) -> list[tuple[PathEnd, PathEnd]]:
+    """Each client's end of its path to the server and the server's end back, the clients side by side. An MTU
+    change does not move a route: a sweep looks them up once."""
+
+    async def pair(client: str) -> tuple[PathEnd, PathEnd]:
         address = await resolve_address(pool[client], server_address)
         client_end = await route_to(pool[client], address)
         server_end = await route_to(pool[server], client_end.address)
-        server_end = PathEnd(server, server_end.iface, address)
-        ends.setdefault(server, server_end)
-        ends[client] = client_end
-        pairs.append((client_end, server_end))
+        return client_end, PathEnd(server, server_end.iface, address)
+
+    return await side_by_side(pair(client) for client in clients)
+
+
+async def set_link_mtu(
+    journal: ChangeJournal, pool: HostPool, server: str, server_address: str, clients: list[str], mtu: int,
+    paths: list[tuple[PathEnd, PathEnd]] | None = None,
+) -> list[Applied]:
+    """Set ``mtu`` on the server's and each client's interface facing each other (``paths``: link_paths's, when
+    looked up already)."""
+    problem = SPECS["mtu"].validity.problem(mtu)
+    if problem:
+        raise InvalidValue(f"MTU: {problem}")
+    pairs = paths if paths is not None else await link_paths(pool, server, server_address, clients)
+    ends: dict[str, PathEnd] = {}
+    for client_end, server_end in pairs:
+        ends.setdefault(server_end.host, server_end)
+        ends[client_end.host] = client_end
     applied: list[Applied] = []
     try:
         # every end at once (the journal changes different hosts side by side); one that failed is raised once all

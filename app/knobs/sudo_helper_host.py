@@ -356,6 +356,9 @@ CONTRACT = (
          "makes the switch's directory and starts its watcher (at most %d live per login)" % MAX_SWITCHES),
     _row("deadman", ("write", SWITCH, "restore.json"), "the switch's restore steps, each checked by this table, and its heartbeat file",
          RESTORE_STEPS),
+    _row("deadman", ("serve", SWITCH, "restore.json"),
+         "write's restore lists (and beat's heartbeat), one line of stdin each, every one checked as write checks it, "
+         "until stdin ends: one helper start for a run's lists"),
     _row("deadman", ("read", SWITCH, "fired.json"), "reads the switch's report of what it put back"),
     _row("deadman", ("beat", SWITCH), "the switch's heartbeat file"),
     _row("deadman", ("disarm", SWITCH), "tells the switch's watcher to stop and clean up"),

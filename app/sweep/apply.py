@@ -23,7 +23,7 @@ from app.knobs.catalog import SPECS
 from app.knobs.client_sysctls import client_sysctl
 from app.knobs.changes import ChangeJournal
 from app.knobs.model import Applied, KnobError, Value
-from app.knobs.network import resolve_address, set_link_mtu
+from app.knobs.network import PathEnd, link_paths, resolve_address, set_link_mtu
 from app.knobs.nfsd_restart import NfsdBlockSizeTarget, NfsdPoolModeTarget, grace_wait
 from app.knobs.nfsd_netlink import NfsdMinThreadsTarget, threads_target
 from app.knobs.targets import ExportOptionTarget, MountOptions, ScratchMount, read_text, readahead, stripe_cache
@@ -59,10 +59,11 @@ class ConfigApplier:
         self.mount_point = mount_point
         self.md = md
         self.export_client = export_client
-        self.held: HeldChanges[Applied] = HeldChanges(journal.revert)  # (host, knob) -> the change set there
+        self.held: HeldChanges[Applied] = HeldChanges(journal.revert, lambda a: a.host)  # (host, knob) -> the change set there
         self._clients: dict[str, list[Applied]] = {}
         self._mounted: dict[str, _Mounted] = {}  # client -> what its test mount was made under, while it stands
         self._addresses: dict[str, str] = {}  # client -> the server's address as it sees it
+        self._paths: list[tuple[PathEnd, PathEnd]] | None = None  # the MTU's ends, looked up at its first change
 
     async def _server_target(self, host: str, knob: str):  # type: ignore[no-untyped-def]
         if knob == "nfsd_threads":  # through nfsdctl where the server answers it, else /proc
@@ -91,8 +92,10 @@ class ConfigApplier:
     async def _make(self, key: Key, value: Value) -> list[Applied]:
         host, knob = key
         if knob == "mtu":
+            if self._paths is None:
+                self._paths = await link_paths(self.pool, self.spec.server, self.spec.address, list(self.spec.clients))
             return await set_link_mtu(self.journal, self.pool, self.spec.server, self.spec.address,
-                                      list(self.spec.clients), int(value))  # fmt: skip
+                                      list(self.spec.clients), int(value), self._paths)  # fmt: skip
         target = client_sysctl(knob) if knob in CLIENT_HOST_KNOBS else await self._server_target(host, knob)
         return [await self.journal.apply(host, target, value)]
 
@@ -237,6 +240,7 @@ class ConfigApplier:
         runs again from the hosts' own settings (a mount or a change left from before would be read as today's)."""
         await self.release_clients()
         await self.held.drop_all()
+        self._paths = None  # a host that came back may have come back otherwise
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+from app.hosts.side_by_side import side_by_side
 from app.knobs.model import Value
 
 T = TypeVar("T")  # what making a change returns: the journal's Applied, or a simulated journal id
@@ -21,8 +22,9 @@ Key = tuple[str, str]  # (host, knob)
 
 
 class HeldChanges(Generic[T]):
-    def __init__(self, revert: Callable[[T], Awaitable[None]]) -> None:
+    def __init__(self, revert: Callable[[T], Awaitable[None]], host_of: Callable[[T], str] | None = None) -> None:
         self._revert = revert
+        self._host_of = host_of  # given: one key's changes on different hosts are put back side by side
         self._held: dict[Key, tuple[Value, list[T]]] = {}  # in the order made
 
     def items(self, key: Key) -> list[T] | None:
@@ -33,9 +35,15 @@ class HeldChanges(Generic[T]):
         return key in self._held and str(self._held[key][0]) == str(value)
 
     async def drop(self, key: Key) -> None:
-        if (held := self._held.pop(key, None)) is not None:
-            for item in reversed(held[1]):
-                await self._revert(item)
+        if (held := self._held.pop(key, None)) is None:
+            return
+        items = held[1]
+        if self._host_of is not None and len({self._host_of(i) for i in items}) == len(items) > 1:
+            # one change per host (both ends of an MTU), made side by side: put back the same way
+            await side_by_side(self._revert(i) for i in reversed(items))
+            return
+        for item in reversed(items):
+            await self._revert(item)
 
     async def put(self, key: Key, value: Value, make: Callable[[], Awaitable[list[T]]]) -> tuple[list[T], bool]:
         """(what holds ``value`` under ``key``, whether it was made now)."""

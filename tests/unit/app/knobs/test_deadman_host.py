@@ -229,3 +229,57 @@ def test_a_restore_list_written_refreshes_the_heartbeat(base: Path) -> None:
         assert time.time() - os.stat(d / "heartbeat", follow_symlinks=False).st_mtime < 30
     finally:
         switch("disarm", str(d))
+
+
+# -- serve: one switch process for a run's restore lists ------------------------------------------------------------
+def test_serve_writes_each_line_with_writes_checks_answers_each_and_ends_at_eof(base: Path) -> None:
+    d = base / "abc136000000"
+    assert switch("arm", str(d), "600").returncode == 0
+    try:
+        os.utime(d / "heartbeat", (1, 1), follow_symlinks=False)
+        first = [{"id": 1, "label": "a", "steps": [{"argv": ["true"]}]}]
+        last = [{"id": 2, "label": "b", "steps": []}]
+        lines = [json.dumps(first), '[{"steps": [1]}]', "beat", "not json", json.dumps(last)]
+        r = switch("serve", str(d), "restore.json", input="".join(line + "\n" for line in lines))
+        answers = r.stdout.splitlines()
+        assert r.returncode == 0 and len(answers) == 5, (r.stdout, r.stderr)
+        assert answers[0] == answers[2] == answers[4] == "ok"
+        assert answers[1].startswith("refused: a restore step") and answers[3].startswith("failed: ")
+        assert json.loads((d / "restore.json").read_text()) == last  # the refused ones wrote nothing
+        assert time.time() - os.stat(d / "heartbeat", follow_symlinks=False).st_mtime < 30
+    finally:
+        switch("disarm", str(d))
+
+
+def test_serve_refuses_a_line_longer_than_a_restore_list_and_reads_no_further(base: Path) -> None:
+    d = base / "abc137000000"
+    assert switch("arm", str(d), "600").returncode == 0
+    try:
+        huge = "[" + " " * (4 * 1024 * 1024 + 10) + "]"
+        r = switch("serve", str(d), "restore.json", input=huge + "\n[]\n")
+        assert r.returncode == 2 and r.stdout.splitlines() == [
+            "refused: a line is at most 4194304 bytes; no more lines are read"]
+        assert not (d / "restore.json").exists()
+    finally:
+        switch("disarm", str(d))
+
+
+@pytest.mark.parametrize("name", ["fired.json", "heartbeat", "../x", "pid"])
+def test_serve_takes_only_the_restore_list(base: Path, name: str) -> None:
+    d = base / "abc138000000"
+    assert switch("arm", str(d), "30").returncode == 0
+    try:
+        r = switch("serve", str(d), name, input="[]\n")
+        assert r.returncode == 2 and "not a file of the switch" in r.stderr and r.stdout == ""
+    finally:
+        switch("disarm", str(d))
+
+
+def test_serve_in_a_directory_a_local_user_prepared_writes_nothing(base: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    base.mkdir(mode=0o700)
+    (base / "abc139000000").symlink_to(elsewhere)
+    r = switch("serve", str(base / "abc139000000"), "restore.json", input="[]\nbeat\n")
+    assert r.returncode == 0 and all(line.startswith("refused: ") for line in r.stdout.splitlines())
+    assert len(r.stdout.splitlines()) == 2 and list(elsewhere.iterdir()) == []

@@ -20,9 +20,10 @@ from app.knobs.deadman import token_of
 from app.knobs.changes import ChangeJournal
 from app.knobs.targets import nfsd_threads
 from app.store import JournalState, Store
+from tests.unit.app.knobs.served_switch import ServedSwitch
 
 
-class _Host:
+class _Host(ServedSwitch):
     """Kernel files by cat/tee; the switch's verbs; ``frozen``: every command hangs, as on a stopped guest."""
 
     def __init__(self, name: str) -> None:

@@ -17,9 +17,10 @@ from app.hosts.privilege import Privilege
 from app.knobs.changes import ChangeJournal
 from app.knobs.targets import nfsd_threads
 from app.store import Store
+from tests.unit.app.knobs.served_switch import ServedSwitch
 
 
-class _Host:
+class _Host(ServedSwitch):
     """Answers the journal's commands: kernel files by cat/tee, the switch's verbs recorded."""
 
     def __init__(self) -> None:
@@ -112,3 +113,33 @@ def test_a_host_written_to_within_half_the_interval_is_not_beaten_and_an_idle_on
 
     busy, idle = asyncio.run(scenario())
     assert busy == 0 and idle >= 2, (busy, idle)
+
+
+def test_a_value_already_in_force_is_read_once_and_neither_listed_nor_put_back(tmp_path: Path) -> None:
+    """A trial at today's value (the MTU a sweep goes back to, on three hosts each trial) makes nothing: one read,
+    no restore list to write (a python start on the host) and no read back, then or when it is let go."""
+    host = _Host()
+    reads: list[str] = []
+    run = host.run
+
+    async def counting(argv: Sequence[str], **kw: object) -> CommandResult:
+        if argv[0] == "cat":
+            reads.append(argv[-1])
+        return await run(argv, **kw)  # type: ignore[arg-type]
+
+    host.run = counting  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        with Store(tmp_path / "j.db") as store:
+            journal = ChangeJournal(store, {"filer": host}, None, deadman_timeout=60)  # type: ignore[arg-type]
+            same = await journal.apply("filer", nfsd_threads(), 8)
+            assert same.effective == 8 and not same.clamped
+            assert reads == ["/proc/fs/nfsd/threads"] and host.lists == []
+            await journal.revert(same)
+            assert reads == ["/proc/fs/nfsd/threads"] and host.lists == []
+            changed = await journal.apply("filer", nfsd_threads(), 16)  # a change still goes list first
+            assert host.lists == [[changed.journal_id]] and host.files["/proc/fs/nfsd/threads"] == "16\n"
+            await journal.close()
+
+    asyncio.run(scenario())
+    assert host.files["/proc/fs/nfsd/threads"] == "8\n"

@@ -31,13 +31,14 @@ from app.store import JournalState, Store
 from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Applying
 from app.sweep.spec import SweepSpec
+from tests.unit.app.knobs.served_switch import ServedSwitch
 from experiments.plan import Plan
 from tests.unit.app.knobs.test_coherence_knobs import HELPER, RecordingJournal
 
 MIB = 1 << 20
 
 
-class _Nfsd:
+class _Nfsd(ServedSwitch):
     """knfsd's control files as the kernel answers them, and the commands that read them."""
 
     def __init__(self, *, bound: str | None = None) -> None:

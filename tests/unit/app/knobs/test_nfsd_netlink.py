@@ -28,10 +28,11 @@ from app.store.records import JournalEntry
 from app.sweep.apply import ConfigApplier
 from app.sweep.host_side import Applying
 from app.sweep.spec import SweepSpec
+from tests.unit.app.knobs.served_switch import ServedSwitch
 from experiments.plan import Plan
 
 
-class _Nfsdctl:
+class _Nfsdctl(ServedSwitch):
     def __init__(self, pools: int = 1, floor: int | None = 0) -> None:
         self.name = "filer"
         self.pools, self.floor = [8 // pools] * pools, floor

@@ -17,11 +17,12 @@ from app.hosts.privilege import Privilege
 from app.knobs.changes import ChangeJournal
 from app.knobs.targets import ABSENT, ScratchMount
 from app.store import JournalState, Store
+from tests.unit.app.knobs.served_switch import ServedSwitch
 
 POINT = "/mnt/nfs-tuner-t1"
 
 
-class _Client:
+class _Client(ServedSwitch):
     """Mounts by mount/umount on a mountinfo of its own; ``busy``: a plain umount fails, as with a straggler."""
 
     def __init__(self, *, busy: bool = False) -> None:

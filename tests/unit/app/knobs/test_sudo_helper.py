@@ -136,6 +136,12 @@ def test_the_rendered_helper_runs_as_a_program_and_reports_its_digest(tmp_path: 
         assert planted.returncode == 2 and "not a command nfs-tuner runs" in planted.stderr
         good = [{"id": 1, "steps": [{"argv": ["sync"]}]}]
         assert run("deadman", "write", d, "restore.json", stdin=json.dumps(good)).returncode == 0
+        # serve: each line checked as write checks it, the planted step refused, the run going on
+        served = run("deadman", "serve", d, "restore.json", stdin=f"{json.dumps(shell)}\nbeat\n{json.dumps(good)}\n")
+        answers = served.stdout.splitlines()
+        assert served.returncode == 0 and len(answers) == 3 and answers[1:] == ["ok", "ok"], served
+        assert answers[0].startswith("refused:") and "not a command nfs-tuner runs" in answers[0]
+        assert json.loads(Path(d, "restore.json").read_text()) == good
     finally:
         run("deadman", "disarm", d)
         time.sleep(1.5)
@@ -205,6 +211,10 @@ def test_a_switch_answers_only_the_login_that_armed_it(rendered: Path) -> None:
                      ["write", d, "restore.json"]):  # fmt: skip
             r = as_login(rendered, 4202, "deadman", *verb, stdin="[]")
             assert r.returncode == 2 and "armed by another login" in r.stderr, (verb, r.stderr)
+        served = as_login(rendered, 4202, "deadman", "serve", d, "restore.json", stdin="[]\nbeat\n")  # line by line
+        assert [line.startswith("refused: ") and "armed by another login" in line
+                for line in served.stdout.splitlines()] == [True, True], served
+        assert not Path(d, "restore.json").exists()
         assert as_login(rendered, 4201, "deadman", "pending", d).returncode == 0
         assert Path(d).is_dir()  # another login's disarm and forget did nothing
     finally:
@@ -297,4 +307,7 @@ def test_the_helper_and_its_switch_run_on_python_3_6(rendered: Path) -> None:
     d = f"/run/nfs-tuner/{os.urandom(6).hex()}"
     assert run("deadman", "arm", d, "30").returncode == 0
     assert run("deadman", "pending", d).returncode == 0
+    served = subprocess.run([py36, "-IS", str(rendered), "deadman", "serve", d, "restore.json"], input="[]\nbeat\n",
+                            capture_output=True, text=True, timeout=30)
+    assert served.returncode == 0 and served.stdout.splitlines() == ["ok", "ok"], served
     _disarm(rendered, 0, d)
