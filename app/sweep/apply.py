@@ -7,6 +7,8 @@ connection (mount options only take on a new mount; the MTU, rpc_slots and an nf
 a new connection): every knob but MOUNT_NEUTRAL's. Otherwise the mount stays, with readahead
 changed on its bdi: a remount is about 3 s of a one-CPU client's trial (umount, mkdir, mount, the
 checks after), and the caches a fresh mount would start without are dropped before every trial.
+A mount the trial does not keep comes down while the server changes (unless nfsd may restart in
+the plan: an unmount waits on a restarting server), and the new one is made once the server is ready.
 """
 
 from __future__ import annotations
@@ -131,8 +133,7 @@ class ConfigApplier:
     async def _client(self, client: str, config: Mapping[str, Value], out: Applying) -> None:
         if await self._kept(client, config, out):
             return
-        self._mounted.pop(client, None)
-        await self._revert(self._clients.setdefault(client, []))  # readahead first, then the mount
+        await self._teardown(client, config)  # done already beside the server's changes, unless nfsd restarts
         held = self._clients[client]
         await self._host_wide_knobs(client, config, out)
         mount = ScratchMount(self.spec.address, self.spec.export, self.mount_point)
@@ -213,12 +214,28 @@ class ConfigApplier:
 
     async def apply(self, config: Mapping[str, Value]) -> Applying:
         out = Applying()
-        for group in SERVER_GROUPS:
-            if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
-                await self._restarted(out)
+        if any(k in self.spec.plan.knobs for k in RESTARTS):  # a test mount never comes down beside nfsd restarting
+            await self._server(config, out)
+        else:  # the test mounts this trial does not keep come down while the server changes (its MTU, threads)
+            await side_by_side([self._server(config, out),
+                                *(self._teardown(client, config) for client in self.spec.clients)])  # fmt: skip
         # the clients side by side (each its own mount, on its own host), once the server is as the trial wants it
         await side_by_side(self._client(client, config, out) for client in self.spec.clients)
         return out
+
+    async def _server(self, config: Mapping[str, Value], out: Applying) -> None:
+        for group in SERVER_GROUPS:
+            if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
+                await self._restarted(out)
+
+    async def _teardown(self, client: str, config: Mapping[str, Value]) -> None:
+        """Put back the client's test mount (readahead first) when this trial cannot keep it (_kept)."""
+        mounted = self._mounted.get(client)
+        if (mounted is not None and mounted.key == _mount_key(config) and self._clients.get(client)
+                and not ("read_ahead_kb" in config and mounted.bdi is None)):
+            return  # _kept serves the trial on it
+        self._mounted.pop(client, None)
+        await self._revert(self._clients.setdefault(client, []))
 
     async def forget_data(self, names: Sequence[str], *, avoid: str = "") -> str | None:
         standing = [c for c in self.spec.clients if self._clients.get(c) and c != avoid]  # its test mount stands

@@ -12,8 +12,11 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from app.hosts import CommandResult
 from app.knobs.model import Applied, Value
+from app.knobs.targets import ScratchMount
 from app.sweep.apply import ConfigApplier
 from app.sweep.held import HeldChanges
 from app.sweep.host_side import Applying
@@ -41,7 +44,7 @@ class Host:
             return CommandResult(0, json.dumps([{"dev": "lan0", "prefsrc": ADDRESSES[self.name]}]), "", tuple(argv))
         if argv[0] == "ping":
             return CommandResult(0, "", "", tuple(argv))
-        raise AssertionError(f"unexpected {argv}")
+        return CommandResult(127, "", "not here", tuple(argv))  # ss: none (the connection checks said unchecked)
 
 
 class Journal:
@@ -129,3 +132,55 @@ def test_a_put_back_that_fails_on_one_host_still_puts_back_the_others_then_says_
 
     assert asyncio.run(scenario()) == "c1 did not answer"
     assert sorted(done) == ["c2", "srv"]
+
+
+class TimedJournal:
+    """Each change and put-back takes 50 ms and is logged at its start and end."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str, str]] = []
+
+    async def apply(self, host: str, target: Any, value: Value) -> Applied:
+        self.log.append(("start", target.spec.name, host))
+        await asyncio.sleep(0.05)
+        self.log.append(("end", target.spec.name, host))
+        return Applied(target.spec.name, host, target.target, None, value, value, len(self.log))
+
+    async def revert(self, item: Applied) -> None:
+        self.log.append(("start", f"undo {item.knob}", item.host))
+        await asyncio.sleep(0.05)
+        self.log.append(("end", f"undo {item.knob}", item.host))
+
+
+def _trials(plan: dict[str, tuple[Any, ...]], configs: list[dict[str, Value]],
+            monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str]]:  # fmt: skip
+    async def bdi(self: ScratchMount, conn: Any) -> str:
+        return "0:29"
+
+    monkeypatch.setattr(ScratchMount, "bdi", bdi)
+    hosts = {name: Host(name) for name in ADDRESSES}
+    journal = TimedJournal()
+    spec = SweepSpec("srv", ("c1", "c2"), "/srv/nfs", Plan(knobs=plan, strategy="grid"), restart_opt_in=True)
+    applier = ConfigApplier(journal, hosts, spec, "/mnt/nfs-tuner-t")  # type: ignore[arg-type]
+
+    async def run() -> None:
+        for config in configs:
+            await applier.apply(config)
+
+    asyncio.run(run())
+    return journal.log
+
+
+def test_the_mounts_a_trial_does_not_keep_come_down_while_the_server_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _trials({"mtu": (1500, 9000)}, [{"mtu": 9000}, {"mtu": 1500}], monkeypatch)
+    second = log[log.index(("end", "test_mount", "c2")) + 1:]  # the second trial
+    first_mount_down = second.index(("start", "undo test_mount", "c1"))
+    server_mtu_done = second.index(("end", "mtu", "srv"))
+    assert first_mount_down < server_mtu_done, second  # side by side, not after
+
+
+def test_with_nfsd_restarting_in_the_plan_the_mounts_come_down_only_after_the_server(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    log = _trials({"mtu": (1500, 9000), "max_block_size": (1048576,)}, [{"mtu": 9000}, {"mtu": 1500}], monkeypatch)
+    second = log[log.index(("end", "test_mount", "c2")) + 1:]  # the second trial
+    assert second.index(("start", "undo test_mount", "c1")) > second.index(("end", "mtu", "srv")), second
