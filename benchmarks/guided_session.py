@@ -21,6 +21,12 @@ over the grid's best mean (the ratio the recommendation reaches), and how far th
 recommendation with its 95 % interval: a best of many configurations' few runs is an overestimate, so a ratio
 under 1 whose gap is within the noise says the grid could not tell them apart.
 
+--settle N then measures again, per workload whose grid's best is another configuration, the recommendation
+against that best alone (a grid over the knobs where they differ, the others at the recommendation's values,
+N runs each, the same measuring time): the ratio of two configurations measured side by side, free of the
+pick of the best among many. --from FILE settles the rows of an earlier --out without running their sessions
+or grids again (the lab set to each row's profile first).
+
 What the server is for, per profile (it sets the workloads): large files on gigabit and wan, small files on
 hdd, databases on contention.
 """
@@ -120,7 +126,66 @@ def grid_ratio(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[
             beyond[kind] = (f"{gap.rel_diff * 100:+.0f} % ({gap.rel_low * 100:+.0f} … {gap.rel_high * 100:+.0f}) at "
                             f"{', '.join(f'{k}={v}' for k, v in top)}, {'beyond' if gap.beyond_noise else 'within'} "
                             "the noise")  # fmt: skip
-    return {"grid_wall_s": wall, "grid_configs": len(next(iter(means.values()), {})), "ratios": ratios, "best": beyond}
+    tops: dict[str, dict[str, str]] = {}
+    for kind, by_config in means.items():
+        mean_of = {key: sum(v) / len(v) for key, v in by_config.items()}
+        best = max(mean_of, key=mean_of.__getitem__)
+        tops[kind] = dict(best)
+    return {"grid_wall_s": wall, "grid_configs": len(next(iter(means.values()), {})), "ratios": ratios, "best": beyond,
+            "tops": tops}
+
+
+def _top(row: dict[str, Any], kind: str) -> dict[str, str] | None:
+    """The grid's best configuration for ``kind`` (from an older --out: read back from its words)."""
+    if kind in row.get("tops", {}):
+        return {k: str(v) for k, v in row["tops"][kind].items()}
+    words = row.get("best", {}).get(kind, "")
+    if " at " not in words:
+        return None
+    pairs = words.split(" at ", 1)[1].rsplit(", within", 1)[0].rsplit(", beyond", 1)[0]
+    return dict(pair.split("=", 1) for pair in pairs.split(", "))
+
+
+def settle(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[str, str]:
+    """Per workload whose grid's best is not the recommendation: the two measured again side by side."""
+    out: dict[str, str] = {}
+    chosen = {k: str(row["config"].get(k)) for k in row["values"]}
+    for kind in row.get("ratios", {}):
+        top = _top(row, kind)
+        if top is None or top == chosen:
+            continue
+        db = workdir / f"{row['profile']}-settle-{kind}.db"
+        argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
+                "--server", "lab-server", "--client", "lab-client1", "--client", "lab-client2", "--strategy", "grid",
+                "--repetitions", str(runs), "--max-repetitions", str(runs), "--budget", "none", "--json",
+                "--duration", str(min(float(row["measure_s"]), 10.0)), "--workload", kind]  # fmt: skip
+        for knob in row["values"]:
+            argv += ["--knob", f"{knob}={','.join(dict.fromkeys([chosen[knob], top[knob]]))}"]
+        start = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=6 * 3600)
+        wall = time.monotonic() - start
+        try:
+            sid = int(json.loads(proc.stdout)["session"])
+        except (ValueError, KeyError):
+            out[kind] = f"failed after {wall / 60:.1f} min: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+            continue
+        runs_of: dict[str, list[float]] = {"chosen": [], "top": []}
+        with Store(db, readonly=True) as store:
+            for t in store.trials(sid, TrialState.OK):
+                if isinstance(t.summary, dict) and t.summary.get("mean") is not None:
+                    config = {k: str(v) for k, v in t.config.items()}
+                    for name, wanted in (("chosen", chosen), ("top", top)):
+                        if all(config.get(k) == v for k, v in wanted.items()):
+                            runs_of[name].append(float(t.summary["mean"]))
+        if not runs_of["chosen"] or not runs_of["top"]:
+            out[kind] = f"no runs of {'the recommendation' if not runs_of['chosen'] else 'the grid best'} measured"
+            continue
+        gap = compare(runs_of["chosen"], runs_of["top"])
+        ratio = (sum(runs_of["chosen"]) / len(runs_of["chosen"])) / (sum(runs_of["top"]) / len(runs_of["top"]))
+        out[kind] = (f"{ratio:.2f} ({len(runs_of['chosen'])} and {len(runs_of['top'])} runs, {wall / 60:.1f} min; "
+                     f"the grid's best {gap.rel_diff * 100:+.0f} % ({gap.rel_low * 100:+.0f} … "
+                     f"{gap.rel_high * 100:+.0f}), {'beyond' if gap.beyond_noise else 'within'} the noise)")  # fmt: skip
+    return out
 
 
 def _row(r: dict[str, Any]) -> str:
@@ -148,6 +213,12 @@ def _grid_row(r: dict[str, Any]) -> str:
             f"the recommendation's mean over the grid's best: {ratios}" + (f"\n{'':<11} {best}" if best else ""))
 
 
+def _settled(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> None:
+    row["settled"] = settle(lab, row, workdir, runs)
+    for kind, words in row["settled"].items():
+        print(f"{row['profile']:<11} {kind}: the recommendation over the grid's best, measured again: {words}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", action="append", choices=list(USES), help="a profile (repeat; default all four)")
@@ -155,21 +226,34 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="also write the rows as JSON")
     ap.add_argument("--grid", action="store_true", help="after each session, its plan as a grid: the ratio to its best")
     ap.add_argument("--grid-runs", type=int, default=2, help="runs of each configuration in the grid (default 2)")
+    ap.add_argument("--settle", type=int, default=0, metavar="N",
+                    help="after the grid, the recommendation against the grid's best again, N runs each (default: not)")
+    ap.add_argument("--from", dest="rows_from", type=Path, metavar="FILE",
+                    help="settle the rows of an earlier --out (their profiles; no sessions, no grids)")
     args = ap.parse_args()
     lab = Lab()
     if not lab.is_up():
         print("the lab is not up: sudo make lab-up (KERNEL=7.2 for today's kernel)", file=sys.stderr)
         return 2
     before = lab.current_profile()
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="guided-session-") as tmp:
-            for profile in args.profile or list(USES):
+            if args.rows_from:
+                for row in json.loads(args.rows_from.read_text()):
+                    if args.profile and row["profile"] not in args.profile:
+                        continue
+                    lab.set_profile(row["profile"], 20 if row["profile"] == "wan" else None)
+                    rows.append(row)
+                    _settled(lab, row, Path(tmp), args.settle or 4)
+            for profile in [] if args.rows_from else args.profile or list(USES):
                 rows.append(one_session(lab, profile, Path(tmp), args.budget))
                 print(_row(rows[-1]), flush=True)
                 if args.grid and "error" not in rows[-1]:
                     rows[-1].update(grid_ratio(lab, rows[-1], Path(tmp), args.grid_runs))
                     print(_grid_row(rows[-1]), flush=True)
+                    if args.settle and "grid_error" not in rows[-1]:
+                        _settled(lab, rows[-1], Path(tmp), args.settle)
     finally:
         lab.set_profile(before.name, before.rtt_ms if before.name == "wan" else None)
     print(f"lab kernel {lab.kernel_name()}; wall = connect to put back; estimate = the plan's, printed before it ran, "
