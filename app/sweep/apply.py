@@ -175,17 +175,16 @@ class ConfigApplier:
     async def _kept(self, client: str, config: Mapping[str, Value], out: Applying) -> bool:
         """Whether the client's standing test mount serves this trial too (nothing it was made under changed);
         readahead is then changed on its bdi alone, when its value is another."""
-        mounted, held = self._mounted.get(client), self._clients.get(client, [])
-        if mounted is None or mounted.key != _mount_key(config) or not held:
+        mounted = self._standing(client, config)
+        if mounted is None:
             return False
+        held = self._clients[client]
         ra = held[-1] if held[-1].knob == "read_ahead_kb" else None
         wanted = config.get("read_ahead_kb")
         if ra is not None and str(ra.requested) != str(wanted):  # another value, or today's (not in this trial)
             await self.journal.revert(held.pop())
             ra = None
-        if wanted is not None and ra is None:
-            if mounted.bdi is None:  # readahead new to the trial: the bdi is read on a fresh mount
-                return False
+        if wanted is not None and ra is None and mounted.bdi is not None:
             ra = await self.journal.apply(client, readahead(mounted.bdi), wanted)
             held.append(ra)
         if ra is not None:
@@ -228,11 +227,17 @@ class ConfigApplier:
             if await self._hold(self.spec.server, group, config, out) and any(k in config for k in RESTARTS if k in group):
                 await self._restarted(out)
 
-    async def _teardown(self, client: str, config: Mapping[str, Value]) -> None:
-        """Put back the client's test mount (readahead first) when this trial cannot keep it (_kept)."""
+    def _standing(self, client: str, config: Mapping[str, Value]) -> _Mounted | None:
+        """The client's test mount, when it can serve this trial: nothing it was made under changed, and readahead,
+        if the trial sets it, has the mount's bdi to go on (read only on a mount made with readahead in its trial)."""
         mounted = self._mounted.get(client)
-        if (mounted is not None and mounted.key == _mount_key(config) and self._clients.get(client)
-                and not ("read_ahead_kb" in config and mounted.bdi is None)):
+        if mounted is None or mounted.key != _mount_key(config) or not self._clients.get(client):
+            return None
+        return None if "read_ahead_kb" in config and mounted.bdi is None else mounted
+
+    async def _teardown(self, client: str, config: Mapping[str, Value]) -> None:
+        """Put back the client's test mount (readahead first) when this trial cannot keep it."""
+        if self._standing(client, config) is not None:
             return  # _kept serves the trial on it
         self._mounted.pop(client, None)
         await self._revert(self._clients.setdefault(client, []))
