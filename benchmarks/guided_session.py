@@ -89,17 +89,20 @@ def one_session(lab: Lab, profile: str, workdir: Path, budget: str) -> dict[str,
     }  # fmt: skip
 
 
-def grid_ratio(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[str, Any]:
-    """The session's plan as an independent grid on the same lab; per workload, the grid's mean at the session's
-    recommended configuration over its best mean (the lab keeps the profile the session ran on)."""
-    db = workdir / f"{row['profile']}-grid.db"
+Runs = dict[str, dict[tuple[tuple[str, str], ...], list[float]]]  # workload -> configuration -> its runs' means
+
+
+def _grid(lab: Lab, db: Path, runs: int, measure_s: float, knobs: dict[str, list[str]],
+          workloads: list[str]) -> tuple[Runs | str, float]:  # fmt: skip
+    """A grid sweep on the lab (both clients, ``runs`` runs each, at most 10 s measuring): each configuration's runs
+    per workload, or what went wrong; and its wall time."""
     argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
             "--server", "lab-server", "--client", "lab-client1", "--client", "lab-client2", "--strategy", "grid",
             "--repetitions", str(runs), "--max-repetitions", str(runs), "--budget", "none", "--json",
-            "--duration", str(min(float(row["measure_s"]), 10.0))]  # fmt: skip
-    for knob, values in row["values"].items():
-        argv += ["--knob", f"{knob}={','.join(map(str, values))}"]
-    for workload in row["workloads"]:
+            "--duration", str(min(measure_s, 10.0))]  # fmt: skip
+    for knob, values in knobs.items():
+        argv += ["--knob", f"{knob}={','.join(values)}"]
+    for workload in workloads:
         argv += ["--workload", workload]
     start = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=6 * 3600)
@@ -107,30 +110,38 @@ def grid_ratio(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[
     try:
         sid = int(json.loads(proc.stdout)["session"])
     except (ValueError, KeyError):
-        return {"grid_error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}", "grid_wall_s": wall}
-    means: dict[str, dict[tuple[tuple[str, str], ...], list[float]]] = {}
+        return f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}", wall
+    means: Runs = {}
     with Store(db, readonly=True) as store:
         for t in store.trials(sid, TrialState.OK):
             if isinstance(t.workload, dict) and isinstance(t.summary, dict) and t.summary.get("mean") is not None:
                 key = tuple(sorted((k, str(v)) for k, v in t.config.items()))
                 means.setdefault(str(t.workload["kind"]), {}).setdefault(key, []).append(float(t.summary["mean"]))
+    return means, wall
+
+
+def grid_ratio(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[str, Any]:
+    """The session's plan as an independent grid on the same lab; per workload, the grid's mean at the session's
+    recommended configuration over its best mean (the lab keeps the profile the session ran on)."""
+    knobs = {knob: [str(v) for v in values] for knob, values in row["values"].items()}
+    means, wall = _grid(lab, workdir / f"{row['profile']}-grid.db", runs, float(row["measure_s"]), knobs,
+                        row["workloads"])  # fmt: skip
+    if isinstance(means, str):
+        return {"grid_error": means, "grid_wall_s": wall}
     chosen = tuple(sorted((k, str(row["config"].get(k))) for k in row["values"]))
     ratios: dict[str, float | None] = {}
     beyond: dict[str, str] = {}  # the grid's best against the recommendation: the gap and its 95 % interval (Welch)
+    tops: dict[str, dict[str, str]] = {}  # the grid's best per workload, for --settle
     for kind, by_config in means.items():
         mean_of = {key: sum(v) / len(v) for key, v in by_config.items()}
         top = max(mean_of, key=mean_of.__getitem__)
+        tops[kind] = dict(top)
         ratios[kind] = mean_of[chosen] / mean_of[top] if chosen in mean_of and mean_of[top] > 0 else None
         if chosen in by_config and top != chosen:
             gap = compare(by_config[chosen], by_config[top])
             beyond[kind] = (f"{gap.rel_diff * 100:+.0f} % ({gap.rel_low * 100:+.0f} … {gap.rel_high * 100:+.0f}) at "
                             f"{', '.join(f'{k}={v}' for k, v in top)}, {'beyond' if gap.beyond_noise else 'within'} "
                             "the noise")  # fmt: skip
-    tops: dict[str, dict[str, str]] = {}
-    for kind, by_config in means.items():
-        mean_of = {key: sum(v) / len(v) for key, v in by_config.items()}
-        best = max(mean_of, key=mean_of.__getitem__)
-        tops[kind] = dict(best)
     return {"grid_wall_s": wall, "grid_configs": len(next(iter(means.values()), {})), "ratios": ratios, "best": beyond,
             "tops": tops}
 
@@ -154,29 +165,15 @@ def settle(lab: Lab, row: dict[str, Any], workdir: Path, runs: int) -> dict[str,
         top = _top(row, kind)
         if top is None or top == chosen:
             continue
-        db = workdir / f"{row['profile']}-settle-{kind}.db"
-        argv = [sys.executable, "-m", "app", "--db", str(db), "sweep", "--ssh-config", str(lab.ssh_config),
-                "--server", "lab-server", "--client", "lab-client1", "--client", "lab-client2", "--strategy", "grid",
-                "--repetitions", str(runs), "--max-repetitions", str(runs), "--budget", "none", "--json",
-                "--duration", str(min(float(row["measure_s"]), 10.0)), "--workload", kind]  # fmt: skip
-        for knob in row["values"]:
-            argv += ["--knob", f"{knob}={','.join(dict.fromkeys([chosen[knob], top[knob]]))}"]
-        start = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=6 * 3600)
-        wall = time.monotonic() - start
-        try:
-            sid = int(json.loads(proc.stdout)["session"])
-        except (ValueError, KeyError):
-            out[kind] = f"failed after {wall / 60:.1f} min: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+        knobs = {knob: list(dict.fromkeys([chosen[knob], top[knob]])) for knob in row["values"]}
+        means, wall = _grid(lab, workdir / f"{row['profile']}-settle-{kind}.db", runs, float(row["measure_s"]), knobs,
+                            [kind])  # fmt: skip
+        if isinstance(means, str):
+            out[kind] = f"failed after {wall / 60:.1f} min: {means}"
             continue
-        runs_of: dict[str, list[float]] = {"chosen": [], "top": []}
-        with Store(db, readonly=True) as store:
-            for t in store.trials(sid, TrialState.OK):
-                if isinstance(t.summary, dict) and t.summary.get("mean") is not None:
-                    config = {k: str(v) for k, v in t.config.items()}
-                    for name, wanted in (("chosen", chosen), ("top", top)):
-                        if all(config.get(k) == v for k, v in wanted.items()):
-                            runs_of[name].append(float(t.summary["mean"]))
+        by_config = means.get(kind, {})
+        runs_of = {name: by_config.get(tuple(sorted(wanted.items())), []) for name, wanted in (("chosen", chosen),
+                                                                                              ("top", top))}
         if not runs_of["chosen"] or not runs_of["top"]:
             out[kind] = f"no runs of {'the recommendation' if not runs_of['chosen'] else 'the grid best'} measured"
             continue
