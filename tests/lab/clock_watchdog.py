@@ -14,11 +14,17 @@ How the expiry is lost (read in Debian's 6.1 binary, not caught at the instructi
 unblock_signals the compiler stores ``signals_enabled = 0`` before ``signals_pending = 0``;
 a SIGALRM landing between the two stores is recorded as pending and then wiped.
 
-So: each second, every guest's UML process is read from /proc. On CPU the whole time and
-not sleeping once, for STALL_S: it gets a SIGALRM and a ``LAB-NUDGE`` line goes to the
-log (the lab counts them: Lab.nudges). A tick too many is harmless (the interrupt finds
-no timer due and programs the next), so a kernel that was merely saturated is nudged too;
-the line then says the guest went on without sleeping, and the next nudge waits BACKOFF_S.
+So: each second, every guest's UML process is read from /proc. Not sleeping once for at
+least STALL_S while it used SPIN_CPU_S of CPU: it gets a SIGALRM and a ``LAB-NUDGE`` line
+goes to the log (the lab counts them: Lab.nudges). CPU used, not a share of the window: a
+guest is its own session, so its own scheduling group, and beside five labs' guests at work
+on two cores a spinning guest had less than a fifth of a core for minutes (make test,
+2026-11-28: no nudge in 120 s); it still adds up CPU without sleeping, which a guest at work
+never does (it sleeps waiting on its own processes, or idle). A stopped (SIGSTOP) guest adds
+none and is left alone. A tick too many is harmless (the interrupt finds no timer due and
+programs the next), so a kernel that was merely saturated is nudged too; its outcome, read
+once it slept or used SPIN_CPU_S more, then says it went on without sleeping, and the next
+nudge waits BACKOFF_S.
 
 Usage: python -m tests.lab.clock_watchdog STATE_FILE LOG NAME [NAME ...]
 (STATE_FILE is the lab's state.json, read each second: a restarted guest has a new pid;
@@ -32,7 +38,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 LOG_NAME = "clock.log"
@@ -40,11 +46,10 @@ MARK = "LAB-NUDGE"
 NUDGED = "sent SIGALRM"  # ends a nudge's line; its outcome's line follows
 INTERVAL_S = 1.0
 STALL_S = 2.0  # a guest at work sleeps many times a second (waiting on its own processes, or idle)
-# On CPU for at least this share of the window: a spinning guest gets a whole core on an idle host, and a
-# quarter or less beside three labs and a test run (at 0.9, make test never saw its stopped clock); a
-# stopped (SIGSTOP) or starved guest gets almost nothing, and is left alone.
-BUSY_SHARE = 0.2
-BACKOFF_S = 30.0
+# CPU used without a sleep: a fifth of a core for STALL_S. At 0.9 of a core make test never saw its stopped
+# clock, and a fifth of the window was too much too once the guests were many (see above).
+SPIN_CPU_S = 0.4
+BACKOFF_S = 30.0  # also how long a nudge's outcome is awaited
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -69,48 +74,52 @@ def read_process(pid: int, at: float) -> Reading | None:
 
 @dataclass
 class GuestWatch:
-    """One guest's readings and what was last done about them."""
+    """One guest's readings since it last slept, and what was last done about them."""
 
     pid: int
-    readings: list[Reading] = field(default_factory=list)
+    quiet_since: Reading | None = None  # the first reading at today's count of sleeps
+    last: Reading | None = None
+    nudged: Reading | None = None  # the reading a nudge was sent at, while its outcome is awaited
     nudged_at: float | None = None
-    awaiting_outcome: bool = False
 
-    def add(self, reading: Reading) -> None:
-        self.readings.append(reading)
-        while len(self.readings) > 2 and reading.at - self.readings[1].at >= STALL_S:
-            self.readings.pop(0)
+    def add(self, reading: Reading) -> bool:
+        """Takes the reading; whether the guest slept since the one before."""
+        slept = self.last is not None and reading.sleeps != self.last.sleeps
+        if self.quiet_since is None or slept:
+            self.quiet_since = reading
+        self.last = reading
+        return slept
 
     def spinning(self) -> tuple[float, float] | None:
-        """(seconds, CPU share) when the guest was on CPU and never slept for STALL_S."""
-        first, last = self.readings[0], self.readings[-1]
-        span = last.at - first.at
-        if span < STALL_S or last.sleeps != first.sleeps:
+        """(seconds, CPU seconds) when the guest never slept for STALL_S and used SPIN_CPU_S meanwhile."""
+        first, last = self.quiet_since, self.last
+        if first is None or last is None:
             return None
-        share = (last.cpu_s - first.cpu_s) / span
-        return (span, share) if share >= BUSY_SHARE else None
-
-    def slept_since(self, reading: Reading) -> bool:
-        return bool(self.readings) and reading.sleeps != self.readings[-1].sleeps
+        span, cpu = last.at - first.at, last.cpu_s - first.cpu_s
+        return (span, cpu) if span >= STALL_S and cpu >= SPIN_CPU_S else None
 
 
 def decide(watch: GuestWatch, reading: Reading) -> tuple[bool, str] | None:
     """What this reading calls for: (True, why) to nudge; (False, outcome) for the last nudge's outcome."""
-    if watch.awaiting_outcome:
-        watch.awaiting_outcome = False
-        slept = watch.slept_since(reading)
-        watch.add(reading)
+    slept = watch.add(reading)
+    if (nudged := watch.nudged) is not None:
         if slept:
+            watch.nudged = None
             return False, "after the nudge it slept again: its clock had stopped"
-        return False, f"after the nudge it went on without sleeping: it was at work (next nudge in {BACKOFF_S:.0f} s at the earliest)"
-    watch.add(reading)
+        if reading.cpu_s - nudged.cpu_s >= SPIN_CPU_S:
+            watch.nudged = None
+            return False, f"after the nudge it went on without sleeping: it was at work (next nudge in {BACKOFF_S:.0f} s at the earliest)"
+        if reading.at - nudged.at >= BACKOFF_S:
+            watch.nudged = None
+            return False, f"after the nudge it had almost no CPU for {BACKOFF_S:.0f} s and did not sleep: stopped, outcome unknown"
+        return None
     found = watch.spinning()
     if found is None or (watch.nudged_at is not None and reading.at - watch.nudged_at < BACKOFF_S):
         return None
-    seconds, share = found
-    watch.nudged_at, watch.awaiting_outcome = reading.at, True
-    watch.readings = [reading]
-    return True, f"{share:.0%} CPU and no sleep for {seconds:.0f} s: {NUDGED}"
+    seconds, cpu = found
+    watch.nudged_at, watch.nudged = reading.at, reading
+    watch.quiet_since = reading
+    return True, f"{cpu:.1f} s of CPU and no sleep for {seconds:.0f} s: {NUDGED}"
 
 
 def guest_pids(state_file: Path, names: list[str]) -> dict[str, int] | None:
