@@ -24,8 +24,9 @@ under 1 whose gap is within the noise says the grid could not tell them apart.
 --settle N then measures again, per workload whose grid's best is another configuration, the recommendation
 against that best alone (a grid over the knobs where they differ, the others at the recommendation's values,
 N runs each, the same measuring time): the ratio of two configurations measured side by side, free of the
-pick of the best among many. --from FILE settles the rows of an earlier --out without running their sessions
-or grids again (the lab set to each row's profile first).
+pick of the best among many. --keep DIR keeps each session's database and log (to read its screening:
+``nfs-tuner --db DIR/wan.db sessions show 1``). --from FILE settles the rows of an earlier --out without
+running their sessions or grids again (the lab set to each row's profile first).
 
 What the server is for, per profile (it sets the workloads): large files on gigabit and wan, small files on
 hdd, databases on contention.
@@ -34,6 +35,7 @@ hdd, databases on contention.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -225,6 +227,8 @@ def main() -> int:
     ap.add_argument("--grid-runs", type=int, default=2, help="runs of each configuration in the grid (default 2)")
     ap.add_argument("--settle", type=int, default=0, metavar="N",
                     help="after the grid, the recommendation against the grid's best again, N runs each (default: not)")
+    ap.add_argument("--keep", type=Path, metavar="DIR",
+                    help="keep the sessions' databases and logs in DIR (default: a temporary directory, removed)")
     ap.add_argument("--from", dest="rows_from", type=Path, metavar="FILE",
                     help="settle the rows of an earlier --out (their profiles; no sessions, no grids)")
     args = ap.parse_args()
@@ -235,7 +239,10 @@ def main() -> int:
     before = lab.current_profile()
     rows: list[dict[str, Any]] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="guided-session-") as tmp:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        workdir = contextlib.nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="guided-")
+        with workdir as tmp:
             if args.rows_from:
                 for row in json.loads(args.rows_from.read_text()):
                     if args.profile and row["profile"] not in args.profile:
