@@ -271,7 +271,9 @@ def test_totals_match_the_server(lab: LabHandle, tmp_path: Path, name: str) -> N
     agent = run(scenario())
     s = agent.summary
     assert s.end == "done" and s.errors == 0
-    assert_live_samples(agent)
+    # a rewrite's 16 MiB can land in the page cache within one interval, then its fsync is one operation: two
+    # samples are all a quick run has (make test, 2026-11-28: 16 MiB in 0.22 s, then the fsync's 242 ms)
+    assert_live_samples(agent, 2 if name == "rewrite" else 3)
     samples = agent.samples
     assert sum(x.bytes_read for x in samples) == s.bytes_read
     assert sum(x.bytes_written for x in samples) == s.bytes_written
