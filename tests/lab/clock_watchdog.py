@@ -99,19 +99,24 @@ class GuestWatch:
         return (span, cpu) if span >= STALL_S and cpu >= SPIN_CPU_S else None
 
 
+def _outcome(nudged: Reading, reading: Reading, slept: bool) -> str | None:
+    """A nudge's outcome once this reading tells it (None: not yet)."""
+    if slept:
+        return "after the nudge it slept again: its clock had stopped"
+    if reading.cpu_s - nudged.cpu_s >= SPIN_CPU_S:
+        return f"after the nudge it went on without sleeping: it was at work (next nudge in {BACKOFF_S:.0f} s at the earliest)"
+    if reading.at - nudged.at >= BACKOFF_S:
+        return f"after the nudge it had almost no CPU for {BACKOFF_S:.0f} s and did not sleep: stopped, outcome unknown"
+    return None
+
+
 def decide(watch: GuestWatch, reading: Reading) -> tuple[bool, str] | None:
     """What this reading calls for: (True, why) to nudge; (False, outcome) for the last nudge's outcome."""
     slept = watch.add(reading)
-    if (nudged := watch.nudged) is not None:
-        if slept:
+    if watch.nudged is not None:
+        if (said := _outcome(watch.nudged, reading, slept)) is not None:
             watch.nudged = None
-            return False, "after the nudge it slept again: its clock had stopped"
-        if reading.cpu_s - nudged.cpu_s >= SPIN_CPU_S:
-            watch.nudged = None
-            return False, f"after the nudge it went on without sleeping: it was at work (next nudge in {BACKOFF_S:.0f} s at the earliest)"
-        if reading.at - nudged.at >= BACKOFF_S:
-            watch.nudged = None
-            return False, f"after the nudge it had almost no CPU for {BACKOFF_S:.0f} s and did not sleep: stopped, outcome unknown"
+            return False, said
         return None
     found = watch.spinning()
     if found is None or (watch.nudged_at is not None and reading.at - watch.nudged_at < BACKOFF_S):
